@@ -1,0 +1,172 @@
+"""Samples, run requests and run outcomes: the plain data exchanged by planner and runners.
+
+Also Algorithm 3's arithmetic (pure): from utilisation U, run time T and data flow D to the
+occupancies o_a and o_s, and the split of o_s into o_n and o_d.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nimo.exceptions import DataError
+
+PURPOSES = ("pbdf", "reference", "test", "train", "external", "holdout")
+TARGETS = ("o_a", "o_n", "o_d", "D")
+
+
+@dataclass(frozen=True)
+class Occupancies:
+    o_a: float
+    o_n: float
+    o_d: float
+    D: float
+
+    @property
+    def o_s(self) -> float:
+        return self.o_n + self.o_d
+
+    @property
+    def T(self) -> float:
+        return self.D * (self.o_a + self.o_n + self.o_d)
+
+
+def occupancies(
+    T: float, U: float, D: float, net_io_s: float | None = None, disk_io_s: float | None = None
+) -> Occupancies:
+    """Algorithm 3: solve U = o_a/(o_a+o_s), D/T = 1/(o_a+o_s), then split o_s.
+
+    ``net_io_s`` and ``disk_io_s`` are the network and storage parts of the average I/O time
+    (step 3); o_s is split in their proportion (step 4). Without them o_s stays whole in o_n
+    (no split), as for datasets that record only U and D.
+    """
+    if T <= 0 or D <= 0:
+        raise DataError(f"Algorithm 3 needs T > 0 and D > 0 (got T={T}, D={D})")
+    if not 0.0 <= U <= 1.0:
+        raise DataError(f"utilisation U must lie in [0, 1] (got {U})")
+    per_unit = T / D
+    o_a = U * per_unit
+    o_s = (1.0 - U) * per_unit
+    if net_io_s is None or disk_io_s is None or net_io_s + disk_io_s <= 0:
+        return Occupancies(o_a=o_a, o_n=o_s, o_d=0.0, D=D)
+    share = net_io_s / (net_io_s + disk_io_s)
+    return Occupancies(o_a=o_a, o_n=o_s * share, o_d=o_s * (1.0 - share), D=D)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completed run of G(I) on an assignment: ``<rho_1..rho_k, o_a, o_n, o_d, D>`` and T.
+
+    ``cost_s`` is the learning time the run charged (its T on replay; T plus set-up and
+    teardown live). ``profile`` holds measured resource-profile values (Section 2.5), and
+    ``meta`` anything the collector wants to keep (split method, raw monitor summaries).
+    """
+
+    assignment: Mapping[str, float]
+    T: float
+    D: float | None = None
+    U: float | None = None
+    o_a: float | None = None
+    o_n: float | None = None
+    o_d: float | None = None
+    cost_s: float | None = None
+    profile: Mapping[str, float] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_occupancies(self) -> bool:
+        return None not in (self.o_a, self.o_n, self.o_d, self.D)
+
+    @property
+    def charged_s(self) -> float:
+        return self.T if self.cost_s is None else self.cost_s
+
+    def target(self, name: str) -> float:
+        """Value of a predictor target: one of o_a, o_n, o_d, D or T."""
+        value = getattr(self, name)
+        if value is None:
+            raise DataError(f"sample has no {name}")
+        return float(value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "assignment": dict(self.assignment),
+            "T": self.T,
+            "D": self.D,
+            "U": self.U,
+            "o_a": self.o_a,
+            "o_n": self.o_n,
+            "o_d": self.o_d,
+            "cost_s": self.cost_s,
+            "profile": dict(self.profile),
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Sample:
+        return cls(
+            assignment={k: float(v) for k, v in d["assignment"].items()},
+            T=float(d["T"]),
+            D=d.get("D"),
+            U=d.get("U"),
+            o_a=d.get("o_a"),
+            o_n=d.get("o_n"),
+            o_d=d.get("o_d"),
+            cost_s=d.get("cost_s"),
+            profile=dict(d.get("profile") or {}),
+            meta=dict(d.get("meta") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the planner asks a runner to do: run G(I) once on ``assignment``.
+
+    ``run`` numbers requests 1, 2, ... in the order the planner issues them; a deterministic
+    planner issues the same sequence again when told the same outcomes, which is what
+    resuming a campaign relies on.
+    """
+
+    run: int
+    assignment: Mapping[str, float]
+    purpose: str
+    predictor: str | None = None
+
+
+class RunStatus(enum.Enum):
+    """Lifecycle of one run::
+
+        queued -> setting_up -> running -> collecting -> done
+              \\________\\___________\\____________\\-> failed (with a reason)
+    """
+
+    QUEUED = "queued"
+    SETTING_UP = "setting_up"
+    RUNNING = "running"
+    COLLECTING = "collecting"
+    DONE = "done"
+    FAILED = "failed"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.DONE, RunStatus.FAILED)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a runner returns for a request: a sample, or a failure with its reason."""
+
+    request: RunRequest
+    status: RunStatus
+    sample: Sample | None = None
+    reason: str | None = None
+    overhead_s: float = 0.0
+    host: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.DONE and self.sample is not None
