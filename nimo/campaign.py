@@ -1,0 +1,375 @@
+"""The campaign loop (Algorithm 1's outer loop): ask -> run_many -> tell -> observers.
+
+A campaign is resumable because the planner is deterministic for its seed and the outcomes it
+is told: ``ResumingRunner`` answers the requests already finished from the store, so a resumed
+campaign re-tells exactly what the crashed one had learned and runs only what is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from nimo.exceptions import NimoError, StoreError
+from nimo.planner.base import IterationRecord, Planner
+from nimo.runner import OutcomeCallback, Runner
+from nimo.samples import RunOutcome, RunRequest
+from nimo.space import ResourceSpace
+
+External = Sequence[tuple[Mapping[str, float], float]]
+
+
+class Observer:
+    """Hooks called by ``Campaign.run``; all are no-ops by default."""
+
+    def asked(self, requests: Sequence[RunRequest]) -> None:
+        """A batch is about to run."""
+
+    def outcome(self, outcome: RunOutcome) -> None:
+        """A run finished (called before the next experiment starts: commit here)."""
+
+    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
+        """The planner was told ``outcome``; ``record.external_mape_pct`` is filled."""
+
+    def finished(self, result: CampaignResult) -> None:
+        """The planner stopped."""
+
+    def aborted(self, error: BaseException) -> None:
+        """The loop was left by an exception (Ctrl-C, store or runner error)."""
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    """What a campaign produced; ``to_dict()`` is the ``--json`` document."""
+
+    name: str
+    design: Mapping[str, Any]
+    iterations: tuple[IterationRecord, ...]
+    stopped_because: str | None
+    model: Any = None
+    all_samples_s: float | None = None
+    final_extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def external_mape_pct(self) -> float | None:
+        for rec in reversed(self.iterations):
+            if rec.external_mape_pct is not None:
+                return rec.external_mape_pct
+        return None
+
+    @property
+    def acquisition_s(self) -> float:
+        return self.iterations[-1].acquisition_s if self.iterations else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "design": dict(self.design),
+            "iterations": [_iteration_dict(r) for r in self.iterations],
+            "stopped_because": self.stopped_because,
+            "final": {
+                "external_mape_pct": self.external_mape_pct,
+                "acquisition_s": self.acquisition_s,
+                "all_samples_s": self.all_samples_s,
+                "runs": len(self.iterations),
+                **dict(self.final_extra),
+            },
+            "model": self.model.to_dict() if self.model is not None else None,
+        }
+
+
+def _iteration_dict(r: IterationRecord) -> dict[str, Any]:
+    d = r.to_dict()
+    d["attributes"] = {k: list(v) for k, v in r.attributes.items()}
+    return d
+
+
+def mape_pct(model: Any, cases: External) -> float | None:
+    """Mean absolute percentage error of ``model`` on (assignment, measured T) pairs."""
+    if model is None or not cases:
+        return None
+    names = list(getattr(model, "names", ()) or cases[0][0].keys())
+    X = np.array([[float(a[n]) for n in names] for a, _ in cases])
+    y = np.array([float(T) for _, T in cases])
+    pred = np.asarray(model.predict_many(X), dtype=float)
+    err = np.abs(pred - y) / np.abs(y)
+    value = float(np.mean(err) * 100.0)
+    return value if math.isfinite(value) else None
+
+
+def current_model(planner: Planner) -> Any:
+    """The planner's model, or None while it cannot fit one yet."""
+    try:
+        return planner.model()
+    except NimoError:
+        return None
+
+
+class Campaign:
+    """Run ``planner`` on ``runner`` until it stops; observers see every step."""
+
+    def __init__(
+        self,
+        planner: Planner,
+        runner: Runner,
+        *,
+        external: External = (),
+        observers: Iterable[Observer] = (),
+        name: str = "campaign",
+        design: Mapping[str, Any] | None = None,
+        all_samples_s: float | None = None,
+    ) -> None:
+        self.planner = planner
+        self.runner = runner
+        self.external = [(dict(a), float(T)) for a, T in external]
+        self.observers = list(observers)
+        self.name = name
+        self.design = dict(design or {})
+        self.all_samples_s = all_samples_s
+        self.records: list[IterationRecord] = []
+
+    def _notify(self, hook: str, *args: Any) -> None:
+        for obs in self.observers:
+            getattr(obs, hook)(*args)
+
+    def step(self) -> bool:
+        """One ask/run/tell round; False once the planner has nothing more to run."""
+        batch = self.planner.ask()
+        if not batch:
+            return False
+        self._notify("asked", batch)
+        outcomes = self.runner.run_many(batch, on_outcome=lambda o: self._notify("outcome", o))
+        for outcome in outcomes:
+            record = self.planner.tell(outcome)
+            model = current_model(self.planner)
+            record = dataclasses.replace(record, external_mape_pct=mape_pct(model, self.external))
+            self.records.append(record)
+            self._notify("iteration", outcome, record, model)
+        return True
+
+    def run(self) -> CampaignResult:
+        try:
+            while self.step():
+                pass
+        except BaseException as e:
+            self._notify("aborted", e)
+            raise
+        result = self.result()
+        self._notify("finished", result)
+        return result
+
+    def result(self, **final_extra: Any) -> CampaignResult:
+        return CampaignResult(
+            name=self.name,
+            design=self.design,
+            iterations=tuple(self.records),
+            stopped_because=self.planner.stopped_because,
+            model=current_model(self.planner),
+            all_samples_s=self.all_samples_s,
+            final_extra=final_extra,
+        )
+
+
+class ResumingRunner:
+    """Answers requests already finished in a previous life of the campaign; runs the rest.
+
+    ``stored`` maps run numbers to finished outcomes (``SqlStore.outcomes``). A stored run
+    whose assignment differs from the request means the planner is not the one that made the
+    campaign (design or code changed): that raises ``StoreError`` rather than mixing samples.
+    Replayed outcomes are not passed to ``on_outcome`` (they are stored already).
+    """
+
+    def __init__(self, stored: Mapping[int, RunOutcome], inner: Runner) -> None:
+        self.stored = dict(stored)
+        self.inner = inner
+        self.replayed: list[int] = []
+
+    @property
+    def space(self) -> ResourceSpace:
+        return self.inner.space
+
+    def _stored(self, request: RunRequest) -> RunOutcome | None:
+        done = self.stored.get(request.run)
+        if done is None:
+            return None
+        if _same(done.request.assignment, request.assignment):
+            return done
+        raise StoreError(
+            f"run {request.run}: the stored assignment {dict(done.request.assignment)} differs "
+            f"from the planner's {dict(request.assignment)}",
+            hint="the campaign's design, seed or code changed since it was started",
+        )
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        done = self._stored(request)
+        if done is not None:
+            self.replayed.append(request.run)
+            return done
+        return self.inner.run(request)
+
+    def run_many(
+        self, requests: Sequence[RunRequest], on_outcome: OutcomeCallback | None = None
+    ) -> list[RunOutcome]:
+        answered = {r.run: self._stored(r) for r in requests}
+        fresh = [r for r in requests if answered[r.run] is None]
+        ran = iter(self.inner.run_many(fresh, on_outcome) if fresh else [])
+        out = []
+        for r in requests:
+            done = answered[r.run]
+            if done is not None:
+                self.replayed.append(r.run)
+                out.append(done)
+            else:
+                out.append(next(ran))
+        return out
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _same(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
+    return set(a) == set(b) and all(math.isclose(float(a[k]), float(b[k])) for k in a)
+
+
+class RetryingRunner:
+    """Runs a failed request again, up to ``attempts`` times in all (the retry policy);
+    only the last outcome is reported. Interrupted runs are not retried here."""
+
+    def __init__(self, inner: Runner, attempts: int = 2) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be >= 1")
+        self.inner = inner
+        self.attempts = attempts
+        self.retried: list[int] = []
+
+    @property
+    def space(self) -> ResourceSpace:
+        return self.inner.space
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        outcome = self.inner.run(request)
+        for _ in range(self.attempts - 1):
+            if outcome.ok:
+                break
+            self.retried.append(request.run)
+            outcome = self.inner.run(request)
+        return outcome
+
+    def run_many(
+        self, requests: Sequence[RunRequest], on_outcome: OutcomeCallback | None = None
+    ) -> list[RunOutcome]:
+        def forward_ok(outcome: RunOutcome) -> None:
+            if on_outcome is not None and (outcome.ok or self.attempts == 1):
+                on_outcome(outcome)
+
+        first = self.inner.run_many(requests, forward_ok)
+        out = []
+        for request, outcome in zip(requests, first, strict=True):
+            if not outcome.ok and self.attempts > 1:
+                outcome = self._retry(request)
+                if on_outcome is not None:
+                    on_outcome(outcome)
+            out.append(outcome)
+        return out
+
+    def _retry(self, request: RunRequest) -> RunOutcome:
+        outcome = None
+        for _ in range(self.attempts - 1):
+            self.retried.append(request.run)
+            outcome = self.inner.run(request)
+            if outcome.ok:
+                break
+        assert outcome is not None
+        return outcome
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class ProgressTable(Observer):
+    """Prints one line per told run: the live convergence log."""
+
+    HEADER = (
+        f"{'run':>4}  {'purpose':<9} {'predictor':<9} {'learning':>9}  {'internal':>8}  "
+        f"{'external':>8}  assignment"
+    )
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.lines = 0
+
+    def _out(self) -> TextIO:
+        return self.stream or sys.stderr
+
+    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
+        out = self._out()
+        if self.lines == 0:
+            print(self.HEADER, file=out)
+        self.lines += 1
+        status = "" if outcome.ok else f"  FAILED: {outcome.reason}"
+        print(format_record(record) + status, file=out, flush=True)
+
+    def finished(self, result: CampaignResult) -> None:
+        print(f"stopped: {result.stopped_because or '-'}; runs {len(result.iterations)}; "
+              f"learning time {format_duration(result.acquisition_s)}; external MAPE "
+              f"{_pct(result.external_mape_pct)}", file=self._out(), flush=True)
+
+
+def format_record(r: IterationRecord) -> str:
+    assignment = " ".join(f"{k}={v:g}" for k, v in r.assignment.items())
+    return (
+        f"{r.run:>4}  {r.purpose:<9} {r.predictor or '-':<9} "
+        f"{format_duration(r.acquisition_s):>9}  {_pct(r.internal_error_pct):>8}  "
+        f"{_pct(r.external_mape_pct):>8}  {assignment}"
+    )
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f}m"
+    return f"{seconds / 3600:.2f}h"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}%"
+
+
+class StoreRecorder(Observer):
+    """Records a campaign in the store as it goes: each finished run and its sample are
+    committed before the next experiment starts; convergence log and model versions follow."""
+
+    def __init__(self, store: Any, name: str) -> None:
+        self.store = store
+        self.name = name
+
+    def asked(self, requests: Sequence[RunRequest]) -> None:
+        self.store.queue_runs(self.name, requests)
+
+    def outcome(self, outcome: RunOutcome) -> None:
+        self.store.record_outcome(self.name, outcome)
+
+    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
+        self.store.record_iteration(self.name, record)
+        if model is not None:
+            self.store.save_model(self.name, record.run, model.to_dict())
+
+    def finished(self, result: CampaignResult) -> None:
+        self.store.set_status(self.name, "done", stopped_because=result.stopped_because or "")
+
+    def aborted(self, error: BaseException) -> None:
+        with contextlib.suppress(NimoError):
+            self.store.set_status(self.name, "interrupted", stopped_because=_one_line(error))
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__

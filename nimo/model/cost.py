@@ -1,0 +1,235 @@
+"""The exportable cost model M(G, I, R): four predictors combined by Equation 2.
+
+``kind='occupancy'``: ``T = f_D * (f_a + f_n + f_d)``; ``kind='direct'``: ``T = f_T`` (for
+datasets that record only T). JSON layout: docs/model-format.md. Imports only numpy, the
+stdlib and ``nimo.exceptions`` so that a scheduler can load a model with numpy alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from nimo.exceptions import ModelError
+from nimo.model.predictor import FittedPredictor, jsonable
+from nimo.model.quantiles import two_sided
+
+FORMAT = "nimo-cost-model"
+VERSION = 1
+KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
+OCCUPANCIES = ("o_a", "o_n", "o_d")
+
+
+class Prediction(NamedTuple):
+    """Predicted run time with a two-sided interval (``std`` of a new run's time)."""
+
+    mean: float
+    lo: float
+    hi: float
+    std: float
+
+
+def _field(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
+    if key not in d:
+        raise ModelError(f"corrupt cost model: {where} lacks field {key!r}")
+    return d[key]
+
+
+@dataclass(frozen=True, eq=False)
+class CostModel:
+    """Predicts a task's run time T on a resource assignment.
+
+    ``attributes``: ``[{name, levels, direction, resource, unit}, ...]`` in the order of the
+    columns given to :meth:`predict_many`. ``reference``: the reference assignment.
+    ``predictors``: target -> :class:`FittedPredictor` for every target the kind needs.
+    """
+
+    attributes: list[dict[str, Any]]
+    reference: dict[str, float]
+    kind: str
+    predictors: dict[str, FittedPredictor]
+    training: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ModelError(f"unknown cost-model kind {self.kind!r}",
+                             hint="valid: " + ", ".join(KINDS))
+        missing = [t for t in KINDS[self.kind] if t not in self.predictors]
+        if missing:
+            raise ModelError(f"{self.kind} cost model lacks predictor(s) {', '.join(missing)}")
+        names = self.names
+        for target, p in self.predictors.items():
+            if tuple(p.attribute_names) != names:
+                raise ModelError(f"predictor {target} was fitted over other attributes")
+        if not self.created_at:
+            now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+            object.__setattr__(self, "created_at", now)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(str(a["name"]) for a in self.attributes)
+
+    # -- prediction ------------------------------------------------------------------
+    def row(self, assignment: Mapping[str, float]) -> np.ndarray:
+        """One assignment as a 1 x k row in attribute order (ModelError names a missing one)."""
+        missing = [n for n in self.names if n not in assignment]
+        if missing:
+            raise ModelError(f"assignment lacks attribute {missing[0]!r}",
+                             hint="model attributes: " + ", ".join(self.names))
+        try:
+            return np.array([[float(assignment[n]) for n in self.names]])
+        except (TypeError, ValueError) as e:
+            raise ModelError(f"assignment has a non-numeric value ({e})") from None
+
+    def predict_targets(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        """Each predictor's prediction for rows X."""
+        X = self._matrix(X)
+        return {t: self.predictors[t].predict(X) for t in KINDS[self.kind]}
+
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        """Predicted T for each row of X (columns in attribute order); vectorised."""
+        p = self.predict_targets(X)
+        if self.kind == "direct":
+            return p["T"]
+        return p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
+
+    def predict(self, assignment: Mapping[str, float]) -> float:
+        return float(self.predict_many(self.row(assignment))[0])
+
+    def predict_var_many(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mean, variance, effective dof) of T for rows X.
+
+        Assumes the predictors' errors are independent. Occupancy kind: ``S = a+n+d`` has
+        ``var S = va+vn+vd`` and ``var(D*S) = S^2 vD + D^2 vS + vD vS`` (exact for
+        independent factors). The dof combine by Welch-Satterthwaite.
+        """
+        X = self._matrix(X)
+        mean = {t: self.predictors[t].predict(X) for t in KINDS[self.kind]}
+        var = {t: self.predictors[t].predict_var(X) for t in KINDS[self.kind]}
+        if self.kind == "direct":
+            parts = {"T": var["T"]}
+            m = mean["T"]
+        else:
+            S = mean["o_a"] + mean["o_n"] + mean["o_d"]
+            D = mean["D"]
+            parts = {t: D**2 * var[t] for t in OCCUPANCIES}
+            parts["D"] = S**2 * var["D"]
+            m = D * S
+        total = sum(parts.values())
+        if self.kind == "occupancy":
+            total = total + var["D"] * (var["o_a"] + var["o_n"] + var["o_d"])
+        denom = np.zeros_like(total)
+        for t, c in parts.items():
+            dof = self.predictors[t].dof
+            if dof > 0:
+                denom = denom + c**2 / dof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nu = np.where(denom > 0, total**2 / denom, np.inf)
+        return m, total, nu
+
+    def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
+        """Mean and two-sided ``level`` interval of a new run's T (t quantile with the
+        Satterthwaite dof; NaN bounds when a predictor's variance is unknown)."""
+        m, v, nu = self.predict_var_many(self.row(assignment))
+        mean, var, dof = float(m[0]), float(v[0]), float(nu[0])
+        if not math.isfinite(var) or var < 0:
+            return Prediction(mean, math.nan, math.nan, math.nan)
+        std = math.sqrt(var)
+        q = two_sided(level, None if math.isinf(dof) else max(dof, 1.0))
+        return Prediction(mean, mean - q * std, mean + q * std, std)
+
+    def _matrix(self, X: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if X.shape[1] != len(self.names):
+            raise ModelError(f"expected {len(self.names)} columns ({', '.join(self.names)}), "
+                             f"got {X.shape[1]}")
+        return X
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "kind": self.kind,
+            "created_at": self.created_at,
+            "attributes": [
+                {"name": str(a["name"]), "levels": [float(v) for v in a.get("levels", ())],
+                 "direction": int(a.get("direction", 1)), "resource": str(a.get("resource", "")),
+                 "unit": str(a.get("unit", ""))}
+                for a in self.attributes
+            ],
+            "reference": {k: float(v) for k, v in self.reference.items()},
+            "predictors": {t: p.to_dict() for t, p in self.predictors.items()},
+            "training": jsonable(self.training),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any) -> CostModel:
+        if not isinstance(d, Mapping) or d.get("format") != FORMAT:
+            raise ModelError("not a NIMO cost model", hint=f"expected \"format\": \"{FORMAT}\"")
+        version = d.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ModelError(f"corrupt cost model: bad field 'version' ({version!r})")
+        if version > VERSION:
+            raise ModelError(f"written by a newer NIMO: version {version} > {VERSION}")
+        attrs = _field(d, "attributes")
+        if not isinstance(attrs, list) or not all(isinstance(a, Mapping) and "name" in a
+                                                  for a in attrs):
+            raise ModelError("corrupt cost model: field 'attributes' must list {name, ...}")
+        names = [str(a["name"]) for a in attrs]
+        preds = _field(d, "predictors")
+        if not isinstance(preds, Mapping):
+            raise ModelError("corrupt cost model: field 'predictors' must be an object")
+        ref = _field(d, "reference")
+        if not isinstance(ref, Mapping):
+            raise ModelError("corrupt cost model: field 'reference' must be an object")
+        try:
+            reference = {str(k): float(v) for k, v in ref.items()}
+        except (TypeError, ValueError):
+            raise ModelError("corrupt cost model: field 'reference' has a non-number") from None
+        return cls(
+            attributes=[dict(a) for a in attrs],
+            reference=reference,
+            kind=str(_field(d, "kind")),
+            predictors={str(t): FittedPredictor.from_dict(p, names) for t, p in preds.items()},
+            training=dict(d.get("training") or {}),
+            created_at=str(d.get("created_at") or ""),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return path
+
+
+def load_model(path: str | Path) -> CostModel:
+    """Read a cost model written by :meth:`CostModel.save` (ModelError on any problem)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ModelError(f"cannot read cost model {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ModelError(f"{path} is not JSON (not a NIMO cost model)") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{path} is not JSON (line {e.lineno}: {e.msg})") from None
+    return CostModel.from_dict(d)
+
+
+def attributes_as_dicts(attributes: Sequence[Any]) -> list[dict[str, Any]]:
+    """``[{name, levels, direction, resource, unit}]`` from ``nimo.space.Attribute`` objects."""
+    return [{"name": a.name, "levels": [float(v) for v in a.levels], "direction": int(a.direction),
+             "resource": a.resource, "unit": a.unit} for a in attributes]

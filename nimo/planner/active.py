@@ -1,0 +1,366 @@
+"""Algorithm 1: active and accelerated learning of the predictor functions.
+
+Phases: PBDF runs (when any choice needs relevance or PB rows) -> internal test set (fixed-test
+error methods) -> reference run (Min/Max/Rand) -> training loop (pick a predictor, maybe add an
+attribute, pick an assignment by L_max-I_1, L_2-I_2 or L_max-I_1 followed by uncertainty
+sampling; refit; recompute the error; stop at the threshold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nimo.doe import pbdf_design
+from nimo.exceptions import ConfigError
+from nimo.planner.base import IterationRecord
+from nimo.planner.common import BasePlanner
+from nimo.planner.design import TARGET_OF, DesignSpec
+from nimo.planner.learner import Learner
+from nimo.planner.relevance import rank_attributes, rank_predictors
+from nimo.planner.sequences import lmax_level_order
+from nimo.samples import RunOutcome, RunRequest, Sample
+from nimo.space import Assignment, ResourceSpace
+
+UNCERTAINTY_POOL = 4000
+
+
+class NimoPlanner(BasePlanner):
+    """NIMO's planner with every choice of Table 1 selectable through a DesignSpec."""
+
+    def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
+        super().__init__(space, design, seed, kind)
+        self.reference = self._choose_reference()
+        self.learner = Learner(space, kind, self.reference, self.options)
+        self.predictors = self.learner.predictor_names
+        self.pbdf_rows: list[Assignment] = []
+        self.pbdf_samples: dict[Assignment, Sample] = {}
+        self.test_samples: list[Sample] = []
+        self.test_set: set[Assignment] = set()
+        self.phase = "pbdf" if design.needs_pbdf else "test"
+        self.predictor_order = self._static_predictor_order()
+        self.attribute_order = self._static_attribute_order()
+        self.current: dict[str, str | None] = {p: None for p in self.predictors}
+        self.cursor = {p: 0 for p in self.predictors}
+        self.on_current = {p: 0 for p in self.predictors}
+        self.errors_of: dict[str, list[float]] = {p: [] for p in self.predictors}
+        self.visited: dict[str, set[float]] = {n: set() for n in space.names}
+        self.rr = 0
+        self.focus = 0
+        self.l2_rows: list[Assignment] = []
+        self.uncertainty_mode = False
+        self._exhausted: set[str] = set()
+        self._attr_done: set[str] = set()
+
+    # -- initial choices -------------------------------------------------------------
+    def _choose_reference(self) -> Assignment:
+        if self.design.reference == "min":
+            return self.space.min_capacity()
+        if self.design.reference == "max":
+            return self.space.max_capacity()
+        return self.space.random(self.rng)
+
+    def _static_predictor_order(self) -> list[str]:
+        order = self.design.predictor_order
+        if order == "pbdf" or self.kind == "direct":
+            return list(self.predictors)
+        return [p for p in order if p in self.predictors] + [
+            p for p in self.predictors if p not in order
+        ]
+
+    def _static_attribute_order(self) -> dict[str, list[str]]:
+        given = self.design.attribute_order
+        names = list(self.space.names)
+        out = {p: list(names) for p in self.predictors}
+        if given == "pbdf":
+            return out
+        for p, attrs in given.items():
+            for a in attrs:
+                if a not in names:
+                    raise ConfigError(f"attribute_order.{p}: unknown attribute {a!r}",
+                                      hint="valid: " + ", ".join(names))
+            if p in out:
+                out[p] = list(attrs) + [a for a in names if a not in attrs]
+        return out
+
+    # -- ask ---------------------------------------------------------------------------
+    def ask(self) -> list[RunRequest]:
+        if self.stopped_because is not None:
+            return []
+        if self._pending:
+            return list(self._pending.values())
+        spent = self._budget_spent()
+        if spent:
+            return self._stop(spent)
+        if self.phase == "pbdf":
+            return self._ask_pbdf()
+        if self.phase == "test":
+            batch = self._ask_test()
+            if batch:
+                return batch
+            self.phase = "reference"
+        if self.phase == "reference":
+            return self._ask_reference()
+        return self._ask_train()
+
+    def _ask_pbdf(self) -> list[RunRequest]:
+        k = len(self.space.names)
+        design = pbdf_design(k)
+        rows: list[Assignment] = []
+        for signs in design:
+            target = [a.hi if s > 0 else a.lo for a, s in zip(self.space.attributes, signs,
+                                                                strict=True)]
+            snapped = self.space.nearest(target)
+            if snapped != tuple(target):
+                self.notes.append(f"PBDF row {tuple(target)} snapped to {snapped}")
+            if snapped not in rows:
+                rows.append(snapped)
+        self.pbdf_rows = rows
+        return [self._request(a, "pbdf") for a in rows]
+
+    def _ask_test(self) -> list[RunRequest]:
+        if self.test_set or self.design.error == "loo":
+            return []
+        if self.design.error == "test_pbdf":
+            self.test_samples = list(self.pbdf_samples.values())[: self.design.test_size]
+            self.test_set = {self.space.from_dict(s.assignment) for s in self.test_samples}
+            return []
+        pool = self.unmeasured(exclude=[self.reference])
+        if len(pool) <= self.design.test_size:
+            raise ConfigError(f"test_size {self.design.test_size} leaves no assignment to train on",
+                              hint=f"at most {len(pool) - 1} here")
+        picks = self.rng.choice(len(pool), size=self.design.test_size, replace=False)
+        chosen = [pool[int(i)] for i in sorted(picks)]
+        self.test_set = set(chosen)
+        return [self._request(a, "test") for a in chosen]
+
+    def _ask_reference(self) -> list[RunRequest]:
+        ref = self.reference
+        reuse = self.pbdf_samples.get(ref)
+        if reuse is not None and ref not in self.test_set:
+            self._start_training(reuse, reused=True)
+            return self._ask_train()
+        if ref in self.failed or ref in self.test_set:
+            wanted = self.reference
+            self.reference = self.space.nearest(wanted, exclude=self.failed | self.test_set)
+            self.learner.reference = self.reference
+            self.notes.append(f"reference {wanted} unavailable; using {self.reference}")
+            return self._ask_reference()
+        return [self._request(ref, "reference")]
+
+    # -- training loop -----------------------------------------------------------------
+    def _ask_train(self) -> list[RunRequest]:
+        for _ in range(4 * len(self.predictors) * (len(self.space.names) + 1)):
+            if self.uncertainty_mode:
+                a = self._select_uncertain()
+                if a is None:
+                    break
+                return [self._request(a, "train", self._choose_predictor())]
+            f = self._choose_predictor()
+            attr = self._attribute_for(f)
+            if attr is None:
+                if self.design.sampling == "lmax_i1+uncertainty":
+                    self.uncertainty_mode = True
+                    self.notes.append(f"run {self._next_run}: switching to uncertainty sampling")
+                    continue
+                self._exhausted.add(f)
+                if len(self._exhausted) == len(self.predictors):
+                    break
+                self.rr += 1
+                continue
+            a = self._select_l2() if self.design.sampling == "l2_i2" else self._select_lmax(attr)
+            if a is None:
+                self._attr_done.add(attr)
+                continue
+            return [self._request(a, "train", f)]
+        return self._stop("no candidate assignment left to learn from")
+
+    def _choose_predictor(self) -> str:
+        order = [p for p in self.predictor_order if p not in self._exhausted] or self.predictors
+        if self.design.traversal == "round_robin":
+            return order[self.rr % len(order)]
+        if self.design.traversal == "improvement":
+            return order[self.focus % len(order)]
+        errs = {p: (self.predictor_errors.get(p) or 0.0) for p in order}  # dynamic: Algorithm 4
+        return max(order, key=lambda p: (errs[p], -order.index(p)))
+
+    def _attribute_for(self, f: str) -> str | None:
+        """Step 2.2: keep the current attribute, or add the next in f's order."""
+        cur = self.current[f]
+        if cur is not None and cur not in self._attr_done:
+            errs = self.errors_of[f]
+            stalled = (
+                self.on_current[f] >= 2
+                and len(errs) >= 2
+                and errs[-2] - errs[-1] < self.design.attribute_threshold_pct
+            )
+            if not stalled:
+                return cur
+        return self._add_next(f)
+
+    def _add_next(self, f: str) -> str | None:
+        order = self.attribute_order[f]
+        open_attrs = [a for a in order if a not in self._attr_done]
+        if not open_attrs:
+            return None
+        for step in range(len(order)):
+            attr = order[(self.cursor[f] + step) % len(order)]
+            if attr in self._attr_done or (attr == self.current[f] and len(open_attrs) > 1):
+                continue
+            self.cursor[f] = (self.cursor[f] + step + 1) % len(order)
+            if attr not in self.learner.active[f]:
+                self.learner.active[f].append(attr)
+            self.current[f] = attr
+            self.on_current[f] = 0
+            return attr
+        return None
+
+    def _select_lmax(self, attr: str) -> Assignment | None:
+        """Algorithm 5: the next unvisited level of ``attr``, others at the reference."""
+        i = self.space.index(attr)
+        taken = self.measured | self.failed | self.test_set
+        for v in lmax_level_order(self.space.attributes[i].levels):
+            if v in self.visited[attr]:
+                continue
+            target = list(self.reference)
+            target[i] = v
+            target_t = tuple(target)
+            if target_t in taken:
+                self.visited[attr].add(v)
+                continue
+            options = [c for c in self.space.candidates if c[i] == v and c not in taken]
+            if not options:
+                self.visited[attr].add(v)
+                continue
+            self.visited[attr].add(v)
+            if target_t in options:
+                return target_t
+            snapped = self.space.nearest(target, exclude=taken, priority=[i])
+            if snapped[i] == v:
+                self.notes.append(f"run {self._next_run}: {target_t} not available, "
+                                  f"snapped to {snapped}")
+                return snapped
+        return None
+
+    def _select_l2(self) -> Assignment | None:
+        """L_2-I_2: the next PBDF row not yet run; further (larger) PB designs when spent."""
+        taken = self.measured | self.failed | self.test_set
+        k = len(self.space.names)
+        extra = 0
+        while True:
+            for a in self.l2_rows or self.pbdf_rows:
+                if a not in taken:
+                    return a
+            extra += 4
+            if k + extra > 60:
+                return None
+            cols = self.rng.permutation(k + extra)[:k]
+            design = pbdf_design(k + extra)[:, cols]
+            self.l2_rows = []
+            for signs in design:
+                target = [a.hi if s > 0 else a.lo
+                          for a, s in zip(self.space.attributes, signs, strict=True)]
+                snapped = self.space.nearest(target, exclude=taken)
+                if snapped not in self.l2_rows:
+                    self.l2_rows.append(snapped)
+
+    def _select_uncertain(self) -> Assignment | None:
+        """Cost-aware uncertainty sampling: the unmeasured candidate whose predicted T is most
+        uncertain relative to its mean, per second of expected run time."""
+        pool = self.unmeasured(exclude=list(self.test_set))
+        if not pool:
+            return None
+        if len(pool) > UNCERTAINTY_POOL:
+            idx = self.rng.choice(len(pool), size=UNCERTAINTY_POOL, replace=False)
+            pool = [pool[int(i)] for i in np.sort(idx)]
+        model = self.learner.model()
+        mean, var, _ = model.predict_var_many(np.asarray(pool, float))
+        mean = np.maximum(mean, 1e-9)
+        score = np.sqrt(np.maximum(var, 0.0)) / mean / np.sqrt(mean)
+        score = np.where(np.isfinite(score), score, -np.inf)
+        return pool[int(np.argmax(score))]
+
+    # -- tell --------------------------------------------------------------------------
+    def tell(self, outcome: RunOutcome) -> IterationRecord:
+        req, a, sample = self._accept(outcome)
+        if req.purpose == "pbdf":
+            if sample is not None:
+                self.pbdf_samples[a] = sample
+            if not self._pending:
+                self._finish_pbdf()
+            return self._record(req, outcome)
+        if req.purpose == "test":
+            if sample is not None:
+                self.test_samples.append(sample)
+            if not self._pending:
+                self.phase = "reference"
+            return self._record(req, outcome)
+        if req.purpose == "reference":
+            if sample is None:
+                return self._record(req, outcome)  # ask() picks the nearest other reference
+            self._start_training(sample, reused=False)
+            return self._after_training_sample(req, outcome)
+        if sample is not None:
+            self.learner.add(sample)
+        if req.predictor is not None and req.predictor in self.on_current:
+            self.on_current[req.predictor] += 1
+        return self._after_training_sample(req, outcome)
+
+    def _finish_pbdf(self) -> None:
+        samples = [self.pbdf_samples[a] for a in self.pbdf_rows if a in self.pbdf_samples]
+        self.phase = "test"
+        if len(samples) < 2:
+            self.notes.append("too few PBDF runs succeeded to rank; using the static orders")
+            return
+        if self.design.predictor_order == "pbdf" and self.kind == "occupancy":
+            self.predictor_order = rank_predictors(self.space, samples)
+        if self.design.attribute_order == "pbdf":
+            for p in self.predictors:
+                self.attribute_order[p] = rank_attributes(self.space, samples, TARGET_OF[p])
+        if self.design.pbdf_training and self.design.error != "test_pbdf":
+            for s in samples:
+                if self.space.from_dict(s.assignment) != self.reference:
+                    self.learner.add(s)
+
+    def _start_training(self, sample: Sample, reused: bool) -> None:
+        self.learner.add(sample)
+        self.learner.set_reference_sample(sample)
+        for name in self.space.names:
+            self.visited[name].add(self.reference[self.space.index(name)])
+        self.phase = "train"
+        self._exhausted = set()
+        self._attr_done = set()
+        if reused:
+            self.notes.append("reference measured by PBDF; reused without a new run")
+        self._refit_and_score()
+
+    def _after_training_sample(self, req: RunRequest, outcome: RunOutcome) -> IterationRecord:
+        if self.phase == "train" and outcome.ok:
+            before = dict(self.predictor_errors)
+            self._refit_and_score()
+            f = req.predictor
+            if f is not None and req.purpose == "train":
+                self.errors_of[f].append(self.predictor_errors.get(f) or 0.0)
+                self._advance_traversal(f, before.get(f), self.predictor_errors.get(f))
+        record = self._record(req, outcome)
+        reason = self._converged()
+        if reason:
+            self.stopped_because = reason
+        return record
+
+    def _advance_traversal(self, f: str, before: float | None, after: float | None) -> None:
+        if self.design.traversal == "round_robin":
+            self.rr += 1
+        elif self.design.traversal == "improvement":
+            gain = (before - after) if before is not None and after is not None else None
+            if gain is not None and gain < self.design.improvement_threshold_pct \
+                    and self.on_current[f] >= 2:
+                self.focus += 1
+
+    def _refit_and_score(self) -> None:
+        self.learner.refit()
+        if self.design.error == "loo":
+            total, per = self.learner.loo_errors()
+        else:
+            total, per = self.learner.test_errors(self.test_samples)
+        self.internal_error = total
+        self.predictor_errors = per

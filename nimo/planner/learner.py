@@ -1,0 +1,149 @@
+"""Training state shared by all planners: samples, predictors, their fits and errors.
+
+Predictors are named f_a, f_n, f_d, f_D (targets o_a, o_n, o_d, D; T = f_D x (f_a+f_n+f_d)),
+or a single f_T when the data records only T ("direct" kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from nimo.model import CostModel, FittedPredictor
+from nimo.model.cost import attributes_as_dicts
+from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
+from nimo.predictors import PredictorOptions, fit_predictor
+from nimo.samples import Sample
+from nimo.space import Assignment, ResourceSpace
+
+OCCUPANCY_PREDICTORS = PREDICTOR_NAMES
+DIRECT_PREDICTORS = ("f_T",)
+
+
+def pct_error(actual: np.ndarray, predicted: np.ndarray) -> float:
+    """MAPE in percent; denominators floored at 5% of mean |actual| so that near-zero
+    occupancies (o_d of a CPU-bound task) do not explode the figure."""
+    actual = np.asarray(actual, float)
+    predicted = np.asarray(predicted, float)
+    if actual.size == 0:
+        return float("nan")
+    floor = max(0.05 * float(np.mean(np.abs(actual))), 1e-12)
+    denom = np.maximum(np.abs(actual), floor)
+    return float(np.mean(np.abs(actual - predicted) / denom) * 100.0)
+
+
+def _fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Points of leverage 1 have no LOO prediction; predict them by the mean of the others."""
+    bad = ~np.isfinite(loo)
+    if bad.any():
+        loo = loo.copy()
+        others = (y.sum() - y[bad]) / max(y.size - 1, 1)
+        loo[bad] = others
+    return loo
+
+
+class Learner:
+    """Holds training samples and fitted predictors; refits and scores on demand."""
+
+    def __init__(
+        self,
+        space: ResourceSpace,
+        kind: str,
+        reference: Assignment,
+        options: PredictorOptions,
+    ) -> None:
+        self.space = space
+        self.kind = kind
+        self.reference = reference
+        self.options = options
+        self.predictor_names = OCCUPANCY_PREDICTORS if kind == "occupancy" else DIRECT_PREDICTORS
+        self.active: dict[str, list[str]] = {p: [] for p in self.predictor_names}
+        self.samples: list[Sample] = []
+        self._rows: list[tuple[float, ...]] = []
+        self._y: dict[str, list[float]] = {p: [] for p in self.predictor_names}
+        self.fitted: dict[str, FittedPredictor] = {}
+        self.ref_values: dict[str, float] = {}
+        self._levels = {a.name: a.levels for a in space.attributes}
+
+    # -- data ------------------------------------------------------------------------
+    @property
+    def X(self) -> np.ndarray:
+        return np.asarray(self._rows, float).reshape(len(self._rows), len(self.space.names))
+
+    def y(self, predictor: str) -> np.ndarray:
+        return np.asarray(self._y[predictor], float)
+
+    def add(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        self._rows.append(self.space.from_dict(sample.assignment))
+        for p in self.predictor_names:
+            self._y[p].append(sample.target(TARGET_OF[p]))
+        if not self.ref_values and self.space.from_dict(sample.assignment) == self.reference:
+            self.ref_values = {p: self._y[p][-1] for p in self.predictor_names}
+
+    def set_reference_sample(self, sample: Sample) -> None:
+        self.ref_values = {p: sample.target(TARGET_OF[p]) for p in self.predictor_names}
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+    # -- fitting ---------------------------------------------------------------------
+    def refit(self, predictors: Sequence[str] | None = None) -> None:
+        X = self.X
+        for p in predictors or self.predictor_names:
+            y = self.y(p)
+            y_ref = self.ref_values.get(p, float(np.mean(y)) if y.size else 1.0)
+            self.fitted[p] = fit_predictor(
+                TARGET_OF[p],
+                X,
+                y,
+                self.space.names,
+                self.active[p],
+                self.reference,
+                y_ref,
+                self._levels,
+                self.options,
+            )
+
+    def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
+        if self.kind == "direct":
+            return parts["f_T"]
+        return parts["f_D"] * (parts["f_a"] + parts["f_n"] + parts["f_d"])
+
+    def T(self) -> np.ndarray:
+        return np.asarray([s.T for s in self.samples], float)
+
+    # -- errors ----------------------------------------------------------------------
+    def loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
+        """Leave-one-out error of T and of each predictor's target, in percent."""
+        if self.n < 2:
+            return None, {p: None for p in self.predictor_names}
+        X = self.X
+        loo = {p: _fill_nan(self.fitted[p].loo_predictions(X, self.y(p)), self.y(p))
+               for p in self.predictor_names}
+        per = {p: pct_error(self.y(p), loo[p]) for p in self.predictor_names}
+        return pct_error(self.T(), self.combine(loo)), per
+
+    def test_errors(self, test: Sequence[Sample]) -> tuple[float | None, dict[str, float | None]]:
+        """Error on a fixed internal test set (never used for training)."""
+        if not test:
+            return None, {p: None for p in self.predictor_names}
+        Xt = np.asarray([self.space.from_dict(s.assignment) for s in test], float)
+        preds = {p: self.fitted[p].predict(Xt) for p in self.predictor_names}
+        per = {
+            p: pct_error(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
+            for p in self.predictor_names
+        }
+        return pct_error(np.asarray([s.T for s in test]), self.combine(preds)), per
+
+    # -- model -----------------------------------------------------------------------
+    def model(self, training: Mapping[str, object] | None = None) -> CostModel:
+        return CostModel(
+            attributes=attributes_as_dicts(self.space.attributes),
+            reference=self.space.as_dict(self.reference),
+            kind=self.kind,
+            predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
+            training=dict(training or {}),
+        )

@@ -1,0 +1,180 @@
+"""Fit one predictor function (Algorithm 6, with transform/interaction selection).
+
+Normalisation (Algorithm 6 step 3): ``z_j = x_j / s_j`` with ``s_j = x_j,ref`` when positive,
+else the largest absolute level (a latency whose reference is 0 maps onto [0, 1]); see
+:func:`nimo.model.features.attribute_scale`. The target is divided by ``y_ref`` unless that
+is ~0 (occupancies such as o_d can be 0): then by mean |y|, or 1 if all y are 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from nimo.exceptions import DataError
+from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
+from nimo.model.predictor import TARGETS, FittedPredictor
+from nimo.predictors.loo import ape_weights, mape
+from nimo.predictors.options import PredictorOptions
+from nimo.predictors.select import Candidate, GreedySearch
+
+__all__ = ["PredictorOptions", "fit_predictor"]
+
+
+def fit_predictor(
+    target: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    attribute_names: Sequence[str],
+    active: Sequence[str],
+    reference: Sequence[float],
+    y_ref: float,
+    levels: Mapping[str, Sequence[float]],
+    options: PredictorOptions | None = None,
+) -> FittedPredictor:
+    """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
+    in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes."""
+    opts = options or PredictorOptions()
+    names = tuple(attribute_names)
+    X = np.atleast_2d(np.asarray(X, dtype=float))
+    y = np.asarray(y, dtype=float).reshape(-1)
+    if target not in TARGETS:
+        raise DataError(f"unknown target {target!r}", hint="valid: " + ", ".join(TARGETS))
+    if X.shape != (y.size, len(names)) or len(reference) != len(names):
+        raise DataError(f"fit_predictor({target}): X is {X.shape}, y has {y.size} values, "
+                        f"{len(names)} attributes, {len(reference)} reference values")
+    if y.size == 0:
+        raise DataError(f"fit_predictor({target}): no samples")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise DataError(f"fit_predictor({target}): non-finite values in the samples")
+    unknown = [a for a in active if a not in names]
+    if unknown:
+        raise DataError(f"fit_predictor({target}): unknown attribute {unknown[0]!r}",
+                        hint="valid: " + ", ".join(names))
+    active = list(dict.fromkeys(active))
+    idx = [names.index(a) for a in active]
+    scales = [attribute_scale(float(reference[i]), levels.get(a, ())) for a, i in zip(active, idx,
+                                                                                      strict=True)]
+    Z = X[:, idx] / np.asarray(scales) if idx else np.empty((y.size, 0))
+    columns = {a: Z[:, j] for j, a in enumerate(active)}
+    norm_levels = {a: _levels(levels.get(a), X[:, i]) / s
+                   for a, i, s in zip(active, idx, scales, strict=True)}
+    y_scale = _y_scale(float(y_ref), y)
+
+    runs = [("identity", y / y_scale)]
+    if opts.mode == "auto" and opts.log_response and np.all(y > 0):
+        runs.append(("log", np.log(y / y_scale)))
+    best: tuple[float, str, list[Term], list] | None = None
+    pool, smooth = _main_candidates(columns, norm_levels, opts.transforms)
+    cache: dict = {}
+    for response, r in runs:
+        search = GreedySearch(r=r, y=y, weights=ape_weights(y), y_scale=y_scale,
+                              log_response=response == "log")
+        if opts.mode == "paper":
+            terms = _paper(search, columns, norm_levels, opts)
+        else:
+            terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
+                               smooth, columns, cache)
+        err, path = search.err, search.path
+        # the log response must beat the identity one by min_improvement (prefer simple)
+        if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
+            best = (err, response, terms, path)
+    assert best is not None
+    _, response, terms, path = best
+
+    r = y / y_scale if response == "identity" else np.log(y / y_scale)
+    A = design_matrix(terms, Z, active)
+    params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
+    used = [a for a in active if any(a in t.attrs for t in terms)]
+    pred = FittedPredictor(
+        target=target, attribute_names=names, attributes=tuple(used),
+        reference=tuple(float(reference[names.index(a)]) for a in used),
+        scale=tuple(scales[active.index(a)] for a in used),
+        y_ref=float(y_ref), y_scale=y_scale, response=response, terms=tuple(terms),
+        params=params, cov=cov, resid_var=resid_var, dof=dof, n_train=int(y.size),
+        info={"mode": opts.mode, "active": list(active),
+              "path": [[label, round(e, 6)] for label, e in path]},
+    )
+    loo = mape(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
+    object.__setattr__(pred, "loo_mape", loo if np.isfinite(loo) else None)
+    return pred
+
+
+def _levels(given: Sequence[float] | None, observed: np.ndarray) -> np.ndarray:
+    lv = np.asarray([] if given is None else given, dtype=float).reshape(-1)
+    return np.union1d(lv, observed)
+
+
+def _y_scale(y_ref: float, y: np.ndarray) -> float:
+    big = float(np.abs(y).max(initial=0.0))
+    if y_ref > 1e-9 * big and y_ref > 0:
+        return y_ref
+    m = float(np.abs(y).mean())
+    return m if m > 0 else 1.0
+
+
+def _main_candidates(
+    columns: Mapping[str, np.ndarray],
+    norm_levels: Mapping[str, np.ndarray],
+    transforms: Sequence[str],
+) -> tuple[list[Candidate], dict[str, list[str]]]:
+    """Smooth transforms and hinges of each attribute with >= 2 distinct observed values."""
+    pool: list[Candidate] = []
+    smooth: dict[str, list[str]] = {}
+    for a, z in columns.items():
+        seen = np.unique(z)
+        if seen.size < 2:
+            continue
+        positive = bool(np.all(seen > 0) and np.all(norm_levels[a] > 0))
+        smooth[a] = ["identity"]
+        for t in ("identity", "reciprocal", "log"):
+            if t in transforms and (t == "identity" or positive):
+                if t != "identity":
+                    smooth[a].append(t)
+                term = Term.main(a, t)
+                pool.append(Candidate(term, term.evaluate(columns)))
+        if "piecewise" in transforms:
+            for k in seen[1:-1]:  # interior observed levels: >= 2 distinct levels each side
+                for t in KNOTTED:
+                    term = Term.main(a, t, float(k))
+                    pool.append(Candidate(term, term.evaluate(columns)))
+    return pool, smooth
+
+
+def _paper(search: GreedySearch, columns, norm_levels, opts):
+    """One term per attribute (identity or reciprocal, whichever has the lower LOO error),
+    in the order given; attributes whose column adds no rank are skipped."""
+    n = search.r.size
+    for a, z in columns.items():
+        if len(search.terms) >= min(opts.max_terms, n - 1):
+            break
+        positive = bool(np.all(z > 0) and np.all(norm_levels[a] > 0))
+        options = ["identity"] + (["reciprocal"] if positive and "reciprocal" in opts.transforms
+                                  else [])
+        cands = [Candidate(Term.main(a, t), Term.main(a, t).evaluate(columns)) for t in options]
+        errs = search.evaluate(np.column_stack([c.column for c in cands]))
+        R = cands[0].column - search.Q @ (search.Q.T @ cands[0].column)
+        if np.linalg.norm(R) <= 1e-7 * np.linalg.norm(cands[0].column):
+            continue
+        best = int(np.argmin(errs)) if np.isfinite(errs).any() else 0
+        search.accept(cands[best], float(errs[best]))
+    return list(search.terms)
+
+
+def _final_fit(A: np.ndarray, r: np.ndarray, how: str):
+    """(params, cov_params, residual variance, residual dof) of OLS of r on A."""
+    n, p = A.shape
+    dof = n - p
+    if dof <= 0 or how == "numpy":
+        params, *_ = np.linalg.lstsq(A, r, rcond=None)
+        if dof <= 0:
+            return params, np.full((p, p), np.nan), float("nan"), 0
+        resid = r - A @ params
+        s2 = float(resid @ resid) / dof
+        return params, s2 * np.linalg.inv(A.T @ A), s2, dof
+    from statsmodels.regression.linear_model import OLS
+
+    res = OLS(r, A).fit()
+    return (np.asarray(res.params, float), np.asarray(res.cov_params(), float),
+            float(res.scale), int(round(res.df_resid)))

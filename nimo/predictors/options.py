@@ -1,0 +1,82 @@
+"""Options of predictor fitting, as read from a design YAML's ``predictors:`` mapping."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nimo.exceptions import ConfigError
+
+MODES = ("auto", "paper")
+ALLOWED_TRANSFORMS = ("identity", "reciprocal", "log", "piecewise")
+
+
+@dataclass(frozen=True)
+class PredictorOptions:
+    """How :func:`nimo.predictors.fit_predictor` builds a predictor.
+
+    ``mode='paper'``: the paper's form, one term per active attribute, identity or reciprocal
+    (chosen by LOO error). ``mode='auto'``: greedy forward selection over ``transforms``
+    (``piecewise`` = hinges at interior levels, both directions), pairwise ``interactions``
+    and, if ``log_response``, a log response; a term is kept only if it cuts the LOO error
+    by at least ``min_improvement`` (relative). At most ``max_terms`` terms and never more
+    than n - 2 (one residual degree of freedom is kept). ``final_fit``: ``'statsmodels'``
+    (OLS, its ``cov_params``) or ``'numpy'`` (same formulas, faster).
+    """
+
+    mode: str = "auto"
+    transforms: tuple[str, ...] = ALLOWED_TRANSFORMS
+    interactions: bool = True
+    log_response: bool = True
+    min_improvement: float = 0.03
+    max_terms: int = 12
+    final_fit: str = "statsmodels"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"predictors.mode: unknown {self.mode!r}", hint="valid: auto, paper")
+        bad = [t for t in self.transforms if t not in ALLOWED_TRANSFORMS]
+        if bad or not self.transforms:
+            raise ConfigError(f"predictors.transforms: unknown {bad or 'empty list'}",
+                              hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
+        if not 0.0 <= self.min_improvement < 1.0:
+            raise ConfigError("predictors.min_improvement must lie in [0, 1)")
+        if self.max_terms < 0:
+            raise ConfigError("predictors.max_terms must be >= 0")
+        if self.final_fit not in ("statsmodels", "numpy"):
+            raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> PredictorOptions:
+        """Options from a mapping; unknown keys raise ConfigError listing the valid ones."""
+        if d is None:
+            return cls()
+        if not isinstance(d, Mapping):
+            raise ConfigError("predictors: must be a mapping")
+        valid = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(d) - set(valid))
+        if unknown:
+            raise ConfigError(f"predictors: unknown key(s) {', '.join(map(str, unknown))}",
+                              hint="valid: " + ", ".join(valid))
+        kw = dict(d)
+        if "transforms" in kw:
+            t = kw["transforms"]
+            kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
+        try:
+            if "min_improvement" in kw:
+                kw["min_improvement"] = float(kw["min_improvement"])
+            if "max_terms" in kw:
+                kw["max_terms"] = int(kw["max_terms"])
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"predictors: bad number ({e})") from None
+        for key in ("interactions", "log_response"):
+            if key in kw and not isinstance(kw[key], bool):
+                raise ConfigError(f"predictors.{key} must be true or false")
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["transforms"] = list(self.transforms)
+        return d

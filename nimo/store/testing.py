@@ -1,0 +1,164 @@
+"""``StoreContract``: the behaviour every store URL must show (run against SQLite and
+PostgreSQL by ``tests/unit/test_store_contract.py`` and ``tests/integration/test_store_*.py``).
+
+Each ``check_*`` method takes a fresh store and a unique campaign-name prefix and raises
+``AssertionError`` on a violation.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from nimo.exceptions import StoreError
+from nimo.planner.base import IterationRecord
+from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.store.sql import SqlStore
+
+DESIGN = {"strategy": "nimo", "stop": {"error_pct": 10.0}}
+
+
+def _raises(fn: Callable[[], object], *needles: str) -> StoreError:
+    try:
+        fn()
+    except StoreError as e:
+        for needle in needles:
+            assert needle in str(e), f"{needle!r} not in {str(e)!r}"
+        return e
+    raise AssertionError("expected StoreError")
+
+
+def _outcome(run: int, T: float, ok: bool = True) -> RunOutcome:
+    a = {"cpu": float(run), "lat": 2.0}
+    req = RunRequest(run, a, "train", "f_a")
+    if not ok:
+        return RunOutcome(req, RunStatus.FAILED, reason="ssh lost", host="h1")
+    smp = Sample(a, T=T, D=10.0, U=0.5, o_a=T / 20, o_n=T / 30, o_d=T / 60, cost_s=T + 1,
+                 profile={"cpu": float(run)}, meta={"sar": {"cpu_util": [0.5, 0.6]}})
+    return RunOutcome(req, RunStatus.DONE, smp, overhead_s=1.0, host="h1",
+                      started_at=100.0 + run, ended_at=200.0 + run)
+
+
+class StoreContract:
+    """Checks shared by every backend."""
+
+    checks = (
+        "campaign_roundtrip", "unknown_campaign", "duplicate_name", "run_lifecycle",
+        "no_duplicate_samples", "interrupted_runs", "iterations_upsert", "model_versions",
+        "leases_atomic",
+    )
+
+    def run_all(self, make_store: Callable[[], SqlStore], prefix: str) -> None:
+        for check in self.checks:
+            store = make_store()
+            try:
+                getattr(self, f"check_{check}")(store, f"{prefix}-{check}")
+            finally:
+                store.close()
+
+    def check_campaign_roundtrip(self, store: SqlStore, name: str) -> None:
+        info = store.create_campaign(name, "replay", design=DESIGN, spec={"csv": "x.csv"}, seed=7)
+        assert (info.name, info.kind, info.status, info.seed) == (name, "replay", "created", 7)
+        got = store.campaign(name)
+        assert got.design == DESIGN and got.spec == {"csv": "x.csv"}
+        assert store.set_status(name, "running", expect=["created"])
+        assert not store.set_status(name, "running", expect=["created"])
+        assert store.campaign(name).status == "running"
+        assert name in [c.name for c in store.campaigns(status="running")]
+        assert store.update_spec(name, hosts=["a", "b"]).spec["hosts"] == ["a", "b"]
+        _raises(lambda: store.create_campaign(name, "bogus", design={}), "unknown campaign kind")
+
+    def check_unknown_campaign(self, store: SqlStore, name: str) -> None:
+        _raises(lambda: store.campaign(name + "-missing"), "no campaign named", "-missing")
+        _raises(lambda: store.runs(name + "-missing"), "no campaign named")
+
+    def check_duplicate_name(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "live", design=DESIGN)
+        _raises(lambda: store.create_campaign(name, "live", design=DESIGN), "already exists")
+
+    def check_run_lifecycle(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "live", design=DESIGN)
+        o = _outcome(1, 50.0)
+        store.queue_runs(name, [o.request])
+        assert store.runs(name)[0].status is RunStatus.QUEUED
+        for status in (RunStatus.SETTING_UP, RunStatus.RUNNING, RunStatus.COLLECTING):
+            store.mark_run(name, 1, status, host="h1")
+            assert store.runs(name)[0].status is status
+        _raises(lambda: store.mark_run(name, 1, RunStatus.SETTING_UP), "cannot go back")
+        store.record_outcome(name, o)
+        run = store.runs(name)[0]
+        assert run.status is RunStatus.DONE and run.host == "h1" and run.started_at == 101.0
+        assert run.sample is not None and run.sample.meta == {"sar": {"cpu_util": [0.5, 0.6]}}
+        assert run.sample.T == 50.0 and run.sample.o_a == 2.5 and run.sample.cost_s == 51.0
+        _raises(lambda: store.mark_run(name, 1, RunStatus.RUNNING), "already done")
+        _raises(lambda: store.mark_run(name, 99, RunStatus.RUNNING), "no run 99")
+        bad = _outcome(2, 0.0, ok=False)
+        store.record_outcome(name, bad)
+        failed = store.runs(name)[1]
+        assert failed.status is RunStatus.FAILED and failed.reason == "ssh lost"
+        assert failed.sample is None
+        assert sorted(store.outcomes(name)) == [1, 2]
+
+    def check_no_duplicate_samples(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "replay", design=DESIGN)
+        store.record_outcome(name, _outcome(1, 10.0))
+        _raises(lambda: store.record_outcome(name, _outcome(1, 11.0)), "already done")
+        assert [(r, s.T) for r, s in store.samples(name)] == [(1, 10.0)]
+        store.queue_runs(name, [_outcome(1, 10.0).request])  # a finished run stays finished
+        assert store.runs(name)[0].status is RunStatus.DONE
+
+    def check_interrupted_runs(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "live", design=DESIGN)
+        store.record_outcome(name, _outcome(1, 10.0))
+        store.queue_runs(name, [_outcome(2, 0).request, _outcome(3, 0).request])
+        store.mark_run(name, 2, RunStatus.RUNNING)
+        hit = store.interrupt_in_flight(name)
+        assert [r.run for r in hit] == [2, 3] and all(r.interrupted for r in hit)
+        assert sorted(store.outcomes(name)) == [1]  # interrupted runs are run again
+        store.queue_runs(name, [_outcome(2, 0).request])
+        again = store.runs(name)[1]
+        assert again.status is RunStatus.QUEUED and again.attempts == 2
+        store.record_outcome(name, _outcome(2, 20.0))
+        store.record_outcome(name, _outcome(3, 30.0))  # straight from interrupted to done
+        assert [(r, s.T) for r, s in store.samples(name)] == [(1, 10.0), (2, 20.0), (3, 30.0)]
+
+    def check_iterations_upsert(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "replay", design=DESIGN)
+        rec = IterationRecord(run=1, assignment={"cpu": 1.0}, purpose="train", predictor="f_a",
+                              attributes={"f_a": ("cpu",)}, acquisition_s=60.0,
+                              internal_error_pct=12.5, external_mape_pct=20.0)
+        store.record_iteration(name, rec)
+        store.record_iteration(name, rec)
+        got = store.iterations(name)
+        assert len(got) == 1 and got[0] == rec
+
+    def check_model_versions(self, store: SqlStore, name: str) -> None:
+        store.create_campaign(name, "replay", design=DESIGN)
+        _raises(lambda: store.model(name), "no model yet")
+        assert store.save_model(name, 3, {"format": "m", "k": [1.0]}) == 1
+        assert store.save_model(name, 5, {"format": "m", "k": [2.0]}) == 2
+        assert store.save_model(name, 3, {"format": "m", "k": [1.0]}) == 1  # idempotent
+        assert store.model(name).model == {"format": "m", "k": [2.0]}
+        assert store.model(name, 1).run == 3
+        _raises(lambda: store.model(name, 9), "no model version 9")
+
+    def check_leases_atomic(self, store: SqlStore, name: str) -> None:
+        a, b = f"{name}-a", f"{name}-b"
+        h = [f"{name}-h{i}" for i in range(3)]
+        assert store.acquire_hosts(a, h[:2], owner="svc")
+        assert not store.acquire_hosts(b, h[1:], owner="svc")  # h1 is taken: nothing leased
+        assert {lease.host for lease in store.leases() if lease.campaign == b} == set()
+        results: list[bool] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(store.acquire_hosts(b, h[2:], "svc")))
+            for _ in range(4)
+        ]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert sorted(results) == [False, False, False, True]
+        assert sorted(store.release_hosts(a)) == h[:2]
+        assert store.acquire_hosts(f"{name}-c", h[:2], owner="svc")
+        log = [lg for lg in store.lease_log() if lg.host == h[0]]
+        assert [lg.campaign for lg in log] == [a, f"{name}-c"] and log[0].released_at is not None

@@ -1,0 +1,141 @@
+"""Shared fixtures for lab integration tests: a session-scoped namespace lab.
+
+The ``lab`` fixture builds a 3-host lab (1 storage + 2 compute) in a temp dir with a prefix
+and subnet nobody else is using (so concurrent test sessions and a `nimo lab up` lab coexist),
+and always tears it down. Tests using it are marked ``@pytest.mark.lab``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+LOCK_DIR = Path("/tmp/nimo-lab-locks")
+
+
+def _lab_possible() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root"
+    for tool in ("ip", "sshd", "tc", "iptables", "ssh-keyscan", "unshare"):
+        if not any(Path(d, tool).exists() for d in os.environ.get("PATH", "").split(":")
+                   + ["/usr/sbin", "/sbin"]):
+            return f"{tool} not installed"
+    return None
+
+
+@contextlib.contextmanager
+def claim_lab_slot() -> Iterator[tuple[str, str]]:
+    """Hold an exclusive (prefix, subnet base) slot for this process: ('nt3-', '10.203')."""
+    env_prefix = os.environ.get("NIMO_TEST_LAB_PREFIX")
+    if env_prefix:
+        yield env_prefix, os.environ.get("NIMO_TEST_LAB_SUBNET", "10.199")
+        return
+    LOCK_DIR.mkdir(exist_ok=True)
+    for n in range(50):
+        f = open(LOCK_DIR / f"slot{n}.lock", "w")  # noqa: SIM115 - held for the session
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            continue
+        prefix = f"nt{n}-"
+        if Path(f"/sys/class/net/{prefix}br0").exists():  # stale lab from a killed session
+            from workbench.lab.netns import netns_list
+
+            stale = [ns for ns in netns_list() if ns.startswith(prefix)]
+            if stale:
+                f.close()
+                continue
+        try:
+            yield prefix, f"10.{200 + n}"
+        finally:
+            f.close()
+        return
+    raise RuntimeError("no free lab slot")
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory):
+    """A running 3-host lab: ``.dir``, ``.inventory_path``, ``.hosts``, ``.known_hosts``,
+    ``.key_file`` (see ``workbench.lab.Lab``)."""
+    reason = _lab_possible()
+    if reason:
+        pytest.skip(reason)
+    from workbench.lab import Lab
+
+    with claim_lab_slot() as (prefix, base):
+        the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab", hosts=3, prefix=prefix,
+                      subnet_base=base)
+        try:
+            the_lab.up()
+            yield the_lab
+        finally:
+            the_lab.down()
+
+
+@pytest.fixture
+def compute(lab):
+    """An open connection to compute1 (closed after the test)."""
+    with lab.connect("compute1") as conn:
+        yield conn
+
+
+@pytest.fixture
+def storage(lab):
+    """An open connection to storage1 (closed after the test)."""
+    with lab.connect("storage1") as conn:
+        yield conn
+
+
+def leftovers(conn, iface: str = "data0") -> dict[str, list[str]]:
+    """Everything nimo- still present on a host (empty lists = clean), read over SSH."""
+    from workbench.emulation.common import host_token
+
+    token = host_token(conn)
+    qd = conn.run(["tc", "qdisc", "show", "dev", iface]).stdout
+    rules = conn.run(["iptables", "-w", "5", "-t", "mangle", "-S"]).stdout
+    mounts = conn.run(["cat", "/proc/mounts"]).stdout
+    cgs = conn.run(["sh", "-c", 'find /sys/fs/cgroup -maxdepth 6 -type d -name "nimo-*.$1"; true',
+                    "x", token]).stdout
+    dirs = conn.run(["sh", "-c", 'ls -d /tmp/nimo-*."$1" 2>/dev/null; true', "x", token]).stdout
+    procs = conn.run(["sh", "-c", 'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do '
+                      '[ "$(readlink $d/ns/net 2>/dev/null)" = "$me" ] && '
+                      'tr "\\0" " " < $d/cmdline 2>/dev/null && echo; done; true']).stdout
+    return {
+        "qdiscs": [ln for ln in qd.splitlines() if any(k in ln for k in ("tbf", "netem", "htb"))],
+        "iptables": [ln for ln in rules.splitlines() if "nimo-" in ln],
+        "mounts": [ln for ln in mounts.splitlines() if "nimo-" in ln and "fuse" in ln],
+        "cgroups": cgs.split(),
+        "dirs": dirs.split(),
+        "processes": [ln for ln in procs.splitlines() if "nimo-delayer.py" in ln],
+    }
+
+
+def assert_clean(conn, iface: str = "data0") -> None:
+    """Fail listing whatever emulation state is left on the host."""
+    left = {k: v for k, v in leftovers(conn, iface).items() if v}
+    assert not left, f"{conn.name}: left behind: {left}"
+
+
+@pytest.fixture(name="assert_clean")
+def _assert_clean_fixture():
+    """``assert_clean(conn, iface="data0")``: fail if any nimo- emulation state is left."""
+    return assert_clean
+
+
+@pytest.fixture(name="leftovers")
+def _leftovers_fixture():
+    """``leftovers(conn, iface="data0") -> {kind: [items]}``."""
+    return leftovers
+
+
+@pytest.fixture
+def lab_slot():
+    """A free (prefix, subnet base) for building an extra lab inside a test."""
+    with claim_lab_slot() as slot:
+        yield slot

@@ -1,0 +1,134 @@
+"""The campaign loop with small fakes of the Runner and Planner contracts."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from campaign_fakes import EXTERNAL, FakePlanner, FakeRunner, LineModel, true_T
+
+from nimo.campaign import (
+    Campaign,
+    Observer,
+    ProgressTable,
+    ResumingRunner,
+    RetryingRunner,
+    StoreRecorder,
+    mape_pct,
+)
+from nimo.exceptions import StoreError
+from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.store import open_store
+
+
+class Spy(Observer):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def asked(self, requests) -> None:
+        self.events += [("asked", r.run) for r in requests]
+
+    def outcome(self, outcome) -> None:
+        self.events.append(("outcome", outcome.request.run))
+
+    def iteration(self, outcome, record, model) -> None:
+        self.events.append(("iteration", record.run))
+
+
+def test_loop_order_and_external_mape() -> None:
+    spy = Spy()
+    result = Campaign(FakePlanner(1), FakeRunner(), external=EXTERNAL, observers=[spy]).run()
+    assert result.stopped_because == "budget"
+    assert [r.run for r in result.iterations] == list(range(1, 9))  # 8 samples, no failure
+    assert spy.events[:6] == [("asked", 1), ("asked", 2), ("outcome", 1), ("outcome", 2),
+                              ("iteration", 1), ("iteration", 2)]
+    mapes = [r.external_mape_pct for r in result.iterations]
+    assert mapes[:2] == [None, None]  # no model before 3 samples
+    assert mapes[-1] is not None and mapes[-1] < 1e-6  # the true form is learnable exactly
+    d = result.to_dict()
+    assert set(d) >= {"design", "iterations", "stopped_because", "final", "model"}
+    assert d["final"]["runs"] == 8 and d["final"]["acquisition_s"] == pytest.approx(
+        sum(true_T(r.assignment) for r in result.iterations))
+    assert set(d["iterations"][0]) >= {"run", "assignment", "purpose", "predictor",
+                                       "acquisition_s", "internal_error_pct", "external_mape_pct"}
+
+
+def test_mape_pct_compares_predictions_with_measurements() -> None:
+    class Double(LineModel):
+        def __init__(self) -> None:
+            pass
+
+        def predict_many(self, X):
+            return np.array([2 * true_T({"cpu": x[0], "lat": x[1]}) for x in np.atleast_2d(X)])
+
+    assert mape_pct(Double(), EXTERNAL) == pytest.approx(100.0)
+    assert mape_pct(None, EXTERNAL) is None
+
+
+def _stored(store, name):
+    return store.outcomes(name)
+
+
+def test_resume_after_crash_repeats_no_finished_run(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    ref = Campaign(FakePlanner(5), FakeRunner(fail=[3]), external=EXTERNAL).run()
+
+    store = open_store(url)
+    store.create_campaign("c", "replay", design={}, seed=5)
+    crashed = FakeRunner(fail=[3], crash_at=6)
+    with pytest.raises(KeyboardInterrupt):
+        Campaign(FakePlanner(5), crashed, observers=[StoreRecorder(store, "c")]).run()
+    assert crashed.ran == [1, 2, 3, 4, 5]
+    assert store.campaign("c").status == "interrupted"
+    in_flight = store.interrupt_in_flight("c")
+    assert [r.run for r in in_flight] == [6]  # queued with run 5's batch, never finished
+
+    again = FakeRunner(fail=[3])
+    resuming = ResumingRunner(store.outcomes("c"), again)
+    result = Campaign(FakePlanner(5), resuming, external=EXTERNAL,
+                      observers=[StoreRecorder(store, "c")]).run()
+    assert again.ran == [6, 7, 8, 9, 10]
+    assert resuming.replayed == [1, 2, 3, 4, 5]
+    assert [r.to_dict() for r in result.iterations] == [r.to_dict() for r in ref.iterations]
+    assert result.model.to_dict() == ref.model.to_dict()
+    runs = store.runs("c")
+    assert [r.run for r in runs] == list(range(1, 11))
+    assert runs[2].status is RunStatus.FAILED and runs[2].reason == "host vanished"
+    assert runs[5].attempts == 2
+    assert len(store.samples("c")) == 9
+    assert store.campaign("c").status == "done"
+    assert store.model("c").model == ref.model.to_dict()
+
+
+def test_resume_refuses_a_different_plan() -> None:
+    stored = {1: RunOutcome(RunRequest(1, {"cpu": 9.0, "lat": 0.0}, "train"), RunStatus.DONE,
+                            Sample({"cpu": 9.0, "lat": 0.0}, T=1.0))}
+    with pytest.raises(StoreError, match="differs"):
+        Campaign(FakePlanner(5), ResumingRunner(stored, FakeRunner())).run()
+
+
+def test_progress_table_prints_a_line_per_run() -> None:
+    out = io.StringIO()
+    Campaign(FakePlanner(2, budget=4), FakeRunner(fail=[2]), external=EXTERNAL,
+             observers=[ProgressTable(out)]).run()
+    lines = out.getvalue().splitlines()
+    assert lines[0].split()[:4] == ["run", "purpose", "predictor", "learning"]
+    assert len(lines) == 1 + 6 + 1  # header, runs 1-6 (batches of 2), summary
+    assert "FAILED: host vanished" in lines[2]
+    assert lines[-1].startswith("stopped: budget")
+
+
+def test_retrying_runner_reports_only_the_last_try() -> None:
+    from campaign_fakes import HostBoard, HostRunner
+
+    inner = HostRunner("c", ["h1"], HostBoard(), delay_s=0, flaky=[2, 3])
+    seen: list[tuple[int, str]] = []
+    runner = RetryingRunner(inner, attempts=2)
+    reqs = [RunRequest(i, {"cpu": 1.0, "lat": 0.0}, "train") for i in (1, 2, 3)]
+    out = runner.run_many(reqs, on_outcome=lambda o: seen.append((o.request.run, o.status.value)))
+    assert [o.status for o in out] == [RunStatus.DONE] * 3
+    assert sorted(seen) == [(1, "done"), (2, "done"), (3, "done")]
+    assert runner.retried == [2, 3] and inner.ran == [1, 2, 3, 2, 3]
+    once = RetryingRunner(HostRunner("c", ["h1"], HostBoard(), delay_s=0, flaky=[1]), 1)
+    assert once.run(reqs[0]).reason == "flaky"

@@ -1,0 +1,116 @@
+"""Idempotent sweep of everything the workbench leaves on a host (names prefixed ``nimo-``).
+
+Removes, on one host over SSH: nimo- mounts (sshfs/NFS), iptables NFQUEUE rules commented
+``nimo-*``, delayer processes (in this host's network namespace), tbf/netem/htb root qdiscs on
+the given data interfaces, ``nimo-*.<host>`` cgroups and ``/tmp/nimo-*.<host>`` directories.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from workbench.emulation.common import host_token
+from workbench.emulation.network import list_qdiscs, iptables_cmd
+from workbench.remote.connection import Connection
+
+NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")
+SHAPING_QDISCS = ("tbf", "netem", "htb")
+
+# Kill nimo delayers whose network namespace is this host's (lab hosts share one PID space).
+_KILL_DELAYERS = (
+    'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do '
+    'a1=$(tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | sed -n 2p); '
+    'case "$a1" in */nimo-*/nimo-delayer.py) '
+    '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] && kill -KILL "${d#/proc/}" '
+    '&& echo "${d#/proc/}";; esac; done; true'
+)
+_CGROUPS = (
+    'find /sys/fs/cgroup -mindepth 2 -maxdepth 6 -type d -name "nimo-*.$1" 2>/dev/null; true'
+)
+_KILL_CG = (
+    'for d; do for i in $(seq 50); do p=$(cat "$d/cgroup.procs" 2>/dev/null); '
+    '[ -z "$p" ] && break; kill -KILL $p 2>/dev/null; sleep 0.02; done; '
+    'for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null && break; sleep 0.02; '
+    'done; done; true'
+)
+_TMPDIRS = 'for d in /tmp/nimo-*."$1"; do [ -d "$d" ] && echo "$d"; done; true'
+
+
+@dataclass
+class CleanReport:
+    """What :func:`clean` removed on one host."""
+
+    host: str
+    mounts: list[str] = field(default_factory=list)
+    iptables: list[str] = field(default_factory=list)
+    processes: list[int] = field(default_factory=list)
+    qdiscs: list[str] = field(default_factory=list)
+    cgroups: list[str] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.mounts or self.iptables or self.processes or self.qdiscs
+                    or self.cgroups or self.dirs)
+
+    def summary(self) -> str:
+        parts = [f"{len(v)} {k}" for k, v in self.__dict__.items() if k != "host" and v]
+        return f"{self.host}: " + (", ".join(parts) if parts else "nothing to remove")
+
+
+def clean(conn: Connection, data_ifaces: Iterable[str] = ()) -> CleanReport:
+    """Remove every nimo- leftover on the host; safe to run any number of times."""
+    report = CleanReport(conn.name)
+    token = host_token(conn)
+    report.mounts = _clean_mounts(conn)
+    report.iptables = _clean_iptables(conn)
+    out = conn.run(["sh", "-c", _KILL_DELAYERS], check=False, timeout=30).stdout
+    report.processes = [int(p) for p in out.split() if p.isdigit()]
+    for iface in data_ifaces:
+        kinds = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("root")]
+        if any(k in SHAPING_QDISCS for k in kinds):
+            conn.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False, timeout=30)
+            report.qdiscs.append(f"{iface}:{','.join(k for k in kinds if k)}")
+    found = conn.run(["sh", "-c", _CGROUPS, "nimo-find", token], timeout=30).stdout.split()
+    if found:
+        conn.run(["sh", "-c", _KILL_CG, "nimo-rmcg", *found], timeout=60)
+        report.cgroups = found
+    dirs = conn.run(["sh", "-c", _TMPDIRS, "nimo-ls", token], timeout=30).stdout.split()
+    if dirs:
+        conn.run(["rm", "-rf", "--one-file-system", *dirs], check=False, timeout=60)
+        report.dirs = dirs
+    return report
+
+
+def _clean_mounts(conn: Connection) -> list[str]:
+    removed = []
+    text = conn.run(["cat", "/proc/mounts"], timeout=10).stdout
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 3 or f[2] not in NETWORK_FS:
+            continue
+        mnt = f[1].replace("\\040", " ")
+        if not mnt.rstrip("/").rsplit("/", 1)[-1].startswith("nimo-"):
+            continue
+        for argv in (["fusermount3", "-u", mnt], ["umount", "-l", mnt]):
+            if conn.run(argv, check=False, timeout=30).exit_code == 0:
+                break
+        removed.append(mnt)
+    return removed
+
+
+def _clean_iptables(conn: Connection) -> list[str]:
+    removed = []
+    res = conn.run(["iptables", "-w", "5", "-t", "mangle", "-S", "PREROUTING"], check=False,
+                   timeout=30)
+    for line in res.stdout.splitlines():
+        if not line.startswith("-A PREROUTING ") or "NFQUEUE" not in line:
+            continue
+        tokens = shlex.split(line)[2:]
+        comment = tokens[tokens.index("--comment") + 1] if "--comment" in tokens else ""
+        if comment.startswith("nimo-"):
+            conn.run(iptables_cmd("-D", tokens), check=False, timeout=30)
+            removed.append(line)
+    return removed

@@ -1,0 +1,233 @@
+"""``nimo campaign run|resume|status|log|list|submit``: campaigns people can run, leave,
+resume and hand to the service."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from nimo.campaign import format_duration, format_record
+from nimo.exceptions import ConfigError
+from nimo.store import default_url, open_store
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("campaign", help="run, resume and inspect learning campaigns")
+    sub = p.add_subparsers(dest="campaign_command", metavar="ACTION")
+    sub.required = True
+
+    run = sub.add_parser("run", help="run a live campaign on an inventory's hosts")
+    run.add_argument("inventory", metavar="INVENTORY.yaml")
+    _design_options(run)
+    run.add_argument("--holdout", type=int, default=0, metavar="N",
+                     help="then run N random unused assignments and report their MAPE")
+    _output_options(run)
+    run.add_argument("--name", help="campaign name (default: live-DATE-TIME)")
+    run.set_defaults(func=cmd_run)
+
+    res = sub.add_parser("resume", help="continue a stopped or crashed campaign")
+    res.add_argument("name", metavar="NAME")
+    _output_options(res)
+    res.set_defaults(func=cmd_resume)
+
+    st = sub.add_parser("status", help="state, runs and errors of a campaign")
+    st.add_argument("name", metavar="NAME")
+    _store_option(st)
+    st.set_defaults(func=cmd_status)
+
+    lg = sub.add_parser("log", help="convergence log of a campaign")
+    lg.add_argument("name", metavar="NAME")
+    _store_option(lg)
+    lg.set_defaults(func=cmd_log)
+
+    ls = sub.add_parser("list", help="campaigns in the store")
+    _store_option(ls)
+    ls.set_defaults(func=cmd_list)
+
+    sb = sub.add_parser("submit", help="queue a campaign for `nimo serve`")
+    sb.add_argument("name", metavar="NAME")
+    src = sb.add_mutually_exclusive_group(required=True)
+    src.add_argument("--inventory", metavar="INVENTORY.yaml", help="a live campaign")
+    src.add_argument("--replay", metavar="DATA.csv", help="a replay campaign")
+    sb.add_argument("--attributes", metavar="A,B", help="replay: attribute columns")
+    sb.add_argument("--time-column", default="T", help="replay: run-time column (default T)")
+    sb.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                    help="replay: keep only rows with COL equal to VALUE (repeatable)")
+    sb.add_argument("--external-test", type=int, default=30, metavar="N",
+                    help="replay: assignments withheld for reporting accuracy (default 30)")
+    sb.add_argument("--hosts", default="", metavar="H1,H2",
+                    help="hosts the campaign needs (live: default all of the inventory)")
+    sb.add_argument("--holdout", type=int, default=0, metavar="N")
+    _design_options(sb)
+    _store_option(sb)
+    sb.set_defaults(func=cmd_submit)
+
+
+def _store_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="URL", default=None,
+                   help=f"campaign store (default $NIMO_STORE_URL or {default_url()})")
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
+    _store_option(p)
+    p.add_argument("--json", metavar="OUT", help="write the result document (- for stdout)")
+    p.add_argument("--quiet", action="store_true", help="no live progress table")
+
+
+def _design_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--design", metavar="FILE|PRESET",
+                   help="design YAML file or preset name (default: recommended)")
+    p.add_argument("--seed", type=int, default=0, metavar="N")
+
+
+def load_design(ref: str | None) -> dict[str, Any]:
+    """A design file or preset name as the stored mapping (``workbench.designs``)."""
+    from workbench.campaigns import design_to_dict
+    from workbench.designs import load_design as load
+
+    return design_to_dict(load(ref))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from workbench.campaigns import launch_live
+
+    if args.holdout < 0:
+        raise ConfigError("--holdout must be >= 0")
+    result = launch_live(
+        args.inventory, design=load_design(args.design), seed=args.seed, holdout=args.holdout,
+        store_url=args.store, name=args.name or f"live-{time.strftime('%Y%m%d-%H%M%S')}",
+        json_out=args.json, progress=not args.quiet,
+    )
+    _summary(result.to_dict())
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from workbench.campaigns import resume
+
+    result = resume(args.name, store_url=args.store, json_out=args.json, progress=not args.quiet)
+    _summary(result.to_dict())
+    return 0
+
+
+def _summary(doc: dict[str, Any]) -> None:
+    final = doc["final"]
+    parts = [f"{doc['name']}: stopped ({doc['stopped_because'] or '-'})",
+             f"runs {final['runs']}", f"learning time {format_duration(final['acquisition_s'])}"]
+    for key, label in (("external_mape_pct", "external MAPE"),
+                       ("holdout_mape_pct", "holdout MAPE")):
+        if final.get(key) is not None:
+            parts.append(f"{label} {final[key]:.1f}%")
+    if final.get("overhead_s_per_run") is not None:
+        parts.append(f"overhead {final['overhead_s_per_run']:.1f}s/run")
+    print(", ".join(parts))
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        info = store.campaign(args.name)
+        runs = store.runs(args.name)
+        iterations = store.iterations(args.name)
+        models = store.models(args.name)
+        leases = [lease.host for lease in store.leases() if lease.campaign == args.name]
+    counts = Counter(r.status.value for r in runs)
+    print(f"campaign  {info.name} ({info.kind}, seed {info.seed})")
+    print(f"status    {info.status}" + (f" - {info.stopped_because}" if info.stopped_because
+                                        else ""))
+    print("runs      " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"))
+    print(f"samples   {sum(r.sample is not None for r in runs)}")
+    if iterations:
+        last = iterations[-1]
+        print(f"learning  {format_duration(last.acquisition_s)} after run {last.run}")
+        print(f"errors    internal {_pct(last.internal_error_pct)}, "
+              f"external {_pct(last.external_mape_pct)}")
+    print(f"models    {len(models)} version(s)")
+    in_flight = [r.run for r in runs if not r.status.finished]
+    if in_flight:
+        print(f"in flight {', '.join(map(str, in_flight))}")
+    failed = [r for r in runs if r.status.value == "failed"]
+    for r in failed[-5:]:
+        print(f"failed    run {r.run}: {r.reason}")
+    if info.spec.get("hosts"):
+        print(f"hosts     {', '.join(info.spec['hosts'])}"
+              + (f" (leased: {', '.join(leases)})" if leases else ""))
+    return 0
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}%"
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        iterations = store.iterations(args.name)
+    if not iterations:
+        print(f"{args.name}: no runs told yet")
+        return 0
+    print(f"{'run':>4}  {'purpose':<9} {'predictor':<9} {'learning':>9}  {'internal':>8}  "
+          f"{'external':>8}  assignment  [attributes]")
+    for rec in iterations:
+        attrs = "; ".join(f"{p}: {','.join(a) or '-'}" for p, a in rec.attributes.items())
+        status = "" if rec.status == "done" else f"  {rec.status.upper()}: {rec.reason}"
+        print(f"{format_record(rec)}  [{attrs}]{status}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        campaigns = store.campaigns()
+        counts = {c.name: len(store.iterations(c.name)) for c in campaigns}
+    if not campaigns:
+        print(f"no campaigns in {store.url}")
+        return 0
+    width = max(len(c.name) for c in campaigns)
+    print(f"{'name':<{width}}  {'kind':<6} {'status':<11} {'runs':>5}  updated")
+    for c in campaigns:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
+        print(f"{c.name:<{width}}  {c.kind:<6} {c.status:<11} {counts[c.name]:>5}  {when}")
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    hosts = [h for h in args.hosts.split(",") if h]
+    design = load_design(args.design)
+    if args.inventory:
+        kind = "live"
+        spec: dict[str, Any] = {"inventory": str(Path(args.inventory).resolve()),
+                                "holdout": args.holdout, "hosts": hosts or _inventory_hosts(
+                                    args.inventory)}
+    else:
+        kind = "replay"
+        where = []
+        for item in args.where:
+            col, sep, value = item.partition("=")
+            if not sep or not col:
+                raise ConfigError(f"--where {item!r}: expected COL=VALUE")
+            where.append([col.strip(), value.strip()])
+        attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] \
+            if args.attributes else None
+        dataset: dict[str, Any] = {
+            "path": str(Path(args.replay).resolve()), "attributes": attributes,
+            "time_column": args.time_column, "where": where,
+            "external_test": args.external_test, "seed": args.seed,
+        }
+        if not Path(args.replay).is_file():
+            raise ConfigError(f"no such file: {args.replay}")
+        spec = {"dataset": dataset, "hosts": hosts, "holdout": args.holdout}
+    spec["submitted"] = True
+    with open_store(args.store) as store:
+        store.create_campaign(args.name, kind, design=design, spec=spec, seed=args.seed,
+                              status="queued")
+        print(f"queued {args.name} ({kind}) in {store.url}"
+              + (f" for hosts {', '.join(spec['hosts'])}" if spec["hosts"] else ""))
+    return 0
+
+
+def _inventory_hosts(path: str) -> list[str]:
+    from workbench.inventory import load_inventory
+
+    inv = load_inventory(path)
+    return [h.name for h in inv.hosts]

@@ -1,0 +1,112 @@
+"""``nimo plot CAMPAIGN... -o FILE.png``: convergence (error vs learning time, as the paper's
+Figures 4-8) and predicted vs measured T on the external test set."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nimo.exceptions import ConfigError
+from nimo.store import default_url, open_store
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("plot", help="plot campaigns' convergence and accuracy")
+    p.add_argument("campaigns", nargs="+", metavar="CAMPAIGN")
+    p.add_argument("--store", metavar="URL", default=None,
+                   help=f"campaign store (default $NIMO_STORE_URL or {default_url()})")
+    p.add_argument("-o", "--output", default="nimo-plot.png", metavar="FILE.png")
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        series = [_series(store, name) for name in args.campaigns]
+    path = plot(series, Path(args.output))
+    print(f"wrote {path}")
+    return 0
+
+
+def _series(store: Any, name: str) -> dict[str, Any]:
+    from nimo.model import CostModel
+
+    info = store.campaign(name)
+    iterations = store.iterations(name)
+    models = store.models(name)
+    external = [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
+    predicted: list[tuple[float, float]] = []
+    if models and external:
+        model = CostModel.from_dict(models[-1].model)
+        X = np.array([[a[n] for n in model.names] for a, _ in external])
+        predicted = list(zip([T for _, T in external], model.predict_many(X).tolist(),
+                             strict=True))
+    return {
+        "name": name,
+        "t": [r.acquisition_s for r in iterations],
+        "external": [r.external_mape_pct for r in iterations],
+        "internal": [r.internal_error_pct for r in iterations],
+        "predicted": predicted,
+    }
+
+
+def plot(series: list[dict[str, Any]], path: Path) -> Path:
+    """Two panels: error vs learning time per campaign; predicted vs measured T (log-log)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    horizon = max((max(s["t"], default=0.0) for s in series), default=0.0)
+    scale, unit = (3600.0, "hours") if horizon > 3 * 3600 else (60.0, "minutes")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for i, s in enumerate(series):
+        color = f"C{i % 10}"
+        t = np.array(s["t"], float) / scale
+        for key, style, label in (("external", "-o", "external MAPE"),
+                                  ("internal", "--", "internal error")):
+            y = np.array([np.nan if v is None else v for v in s[key]], float)
+            if np.isfinite(y).any():
+                ax1.plot(t, y, style, color=color, ms=3, label=f"{s['name']}: {label}")
+        if s["predicted"]:
+            m, p = np.array(s["predicted"]).T
+            ax2.scatter(m, p, s=14, color=color, label=s["name"])
+    ax1.set_xlabel(f"learning time ({unit})")
+    ax1.set_ylabel("error (%)")
+    ax1.set_title("Error vs learning time")
+    ax1.set_ylim(bottom=0)
+    ax1.grid(alpha=0.3)
+    if ax1.lines:
+        ax1.legend(fontsize=8)
+    _predicted_panel(ax2, [p for s in series for p in s["predicted"]])
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise ConfigError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _predicted_panel(ax: Any, points: list[tuple[float, float]]) -> None:
+    ax.set_title("Predicted vs measured T (external test set)")
+    ax.set_xlabel("measured T (s)")
+    ax.set_ylabel("predicted T (s)")
+    if not points:
+        ax.text(0.5, 0.5, "no external test set or model", ha="center", va="center",
+                transform=ax.transAxes)
+        return
+    values = np.array([v for pair in points for v in pair if v > 0])
+    lo, hi = values.min() / 1.5, values.max() * 1.5
+    line = np.geomspace(lo, hi, 50)
+    ax.plot(line, line, "k-", lw=1, label="y = x")
+    ax.fill_between(line, line * 0.9, line * 1.1, color="grey", alpha=0.25, label="±10%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)

@@ -1,0 +1,43 @@
+"""``nimo serve``: run queued campaigns (``nimo campaign submit``) as their hosts free up."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from nimo.exceptions import ConfigError
+from nimo.store import default_url
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("serve", help="run queued campaigns; hosts never shared")
+    p.add_argument("--store", metavar="URL", default=None,
+                   help=f"campaign store and job store (default $NIMO_STORE_URL or "
+                        f"{default_url()})")
+    p.add_argument("--poll", type=float, default=2.0, metavar="S",
+                   help="seconds between looks at the queue (default 2)")
+    p.add_argument("--workers", type=int, default=4, metavar="N",
+                   help="campaigns run at once at most (default 4)")
+    p.add_argument("--retries", type=int, default=1, metavar="N",
+                   help="times a failed run is run again before it counts as failed")
+    p.add_argument("--remeasure-hours", type=float, default=None, metavar="H",
+                   help="re-measure live inventories' resource profiles every H hours")
+    p.add_argument("--until-idle", action="store_true",
+                   help="exit once nothing is queued or running")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from workbench.service import Service, serve_forever
+
+    if args.poll <= 0 or args.workers < 1 or args.retries < 0:
+        raise ConfigError("--poll must be > 0, --workers >= 1 and --retries >= 0")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    service = Service(
+        args.store, poll_s=args.poll, workers=args.workers, run_attempts=args.retries + 1,
+        remeasure_s=args.remeasure_hours * 3600 if args.remeasure_hours else None,
+    )
+    serve_forever(service, until_idle=args.until_idle)
+    return 0

@@ -1,0 +1,38 @@
+"""Collector: Algorithm 3 and the pure parsers of monitor output (sadf JSON, cgroup files,
+network counters, tshark statistics). Parse errors name the source file and line."""
+
+from workbench.collector.algorithm3 import RunMeasurements, collect, split_io_time, utilisation
+from workbench.collector.cgroup import CpuAccounting, parse_cpu_stat, parse_cpuacct_usage
+from workbench.collector.errors import ParseError
+from workbench.collector.net import IfaceCounters, parse_proc_net_dev, parse_sysfs_counters
+from workbench.collector.sar import SarSummary, parse_sadf_json
+from workbench.collector.tshark import (
+    RttSummary,
+    SrtRow,
+    parse_ack_rtt,
+    parse_io_stat,
+    parse_rpc_srt,
+    rtt_from,
+)
+
+__all__ = [
+    "CpuAccounting",
+    "IfaceCounters",
+    "ParseError",
+    "RttSummary",
+    "RunMeasurements",
+    "SarSummary",
+    "SrtRow",
+    "collect",
+    "parse_ack_rtt",
+    "parse_cpu_stat",
+    "parse_cpuacct_usage",
+    "parse_io_stat",
+    "parse_proc_net_dev",
+    "parse_rpc_srt",
+    "parse_sadf_json",
+    "parse_sysfs_counters",
+    "rtt_from",
+    "split_io_time",
+    "utilisation",
+]

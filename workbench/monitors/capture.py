@@ -1,0 +1,80 @@
+"""Packet capture on the data interface: ``dumpcap`` during the run, one ``tshark -r`` pass
+after it giving io,stat per direction, TCP ACK RTTs and (for NFS) ``rpc,srt``."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from workbench.remote import Connection, RemoteProcess
+
+SNAPLEN = "160"  # headers only: RPC/NFS header fits, payload is not kept
+NFS_PROGRAM = "100003"
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """Raw tshark analysis text (parsed by workbench.collector.tshark) and capture facts."""
+
+    text: str
+    local: str
+    peer: str
+    nfs: bool
+    analysis_s: float
+
+
+class PacketCapture:
+    """dumpcap on ``iface`` limited to traffic with ``peer``; analysed on the same host."""
+
+    def __init__(self, conn: Connection, iface: str, local: str, peer: str, path: str,
+                 nfs_version: int | None = None) -> None:
+        self.conn = conn
+        self.iface = iface
+        self.local = local
+        self.peer = peer
+        self.path = path
+        self.nfs_version = nfs_version
+        self._proc: RemoteProcess | None = None
+
+    def start(self, ready_timeout: float = 5.0) -> None:
+        """Start dumpcap and wait until it writes its capture file (capturing has begun)."""
+        self._proc = self.conn.start(
+            ["dumpcap", "-q", "-i", self.iface, "-s", SNAPLEN, "-f", f"host {self.peer}",
+             "-w", self.path])
+        deadline = time.monotonic() + ready_timeout
+        while time.monotonic() < deadline:
+            if self.conn.run(["test", "-s", self.path], check=False, timeout=10).ok:
+                return
+            if not self._proc.running():
+                break
+            time.sleep(0.02)
+        res = self._proc.kill()
+        self._proc = None
+        raise RuntimeError(f"{self.conn.name}: dumpcap on {self.iface} did not start: "
+                           f"{res.stderr.strip()[-200:]}")
+
+    def stop(self) -> CaptureResult:
+        """Stop dumpcap and analyse the capture file in one tshark pass."""
+        if self._proc is not None:
+            self._proc.stop(timeout=3.0)
+            self._proc = None
+        t0 = time.monotonic()
+        argv = ["tshark", "-n", "-r", self.path, "-Y", "tcp.analysis.ack_rtt", "-T", "fields",
+                "-e", "ip.src", "-e", "tcp.srcport", "-e", "tcp.analysis.ack_rtt",
+                "-z", f"io,stat,0,ip.src=={self.local} && tcp.len>0,"
+                      f"ip.src=={self.peer} && tcp.len>0"]
+        if self.nfs_version:
+            argv += ["-z", f"rpc,srt,{NFS_PROGRAM},{self.nfs_version}"]
+        r = self.conn.run(argv, timeout=120)
+        return CaptureResult(r.stdout, self.local, self.peer, bool(self.nfs_version),
+                             time.monotonic() - t0)
+
+    def cleanup(self) -> None:
+        """Kill dumpcap if still running and remove the capture (idempotent)."""
+        if self._proc is not None:
+            with contextlib.suppress(Exception):
+                self._proc.kill()
+            self._proc = None
+        with contextlib.suppress(Exception):
+            self.conn.run(["rm", "-f", self.path], check=False, timeout=10)

@@ -1,0 +1,502 @@
+"""A persistent, lazily opened SSH connection to one host (paramiko, key auth only).
+
+Every remote command is an argv list; :func:`command_line` is the ONE place that turns an argv
+into the string the remote shell parses (``shlex.join``), so no inventory value ever reaches a
+shell unquoted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import select
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import paramiko
+
+from workbench.exceptions import HostError
+from workbench.remote.result import CommandFailed, CommandResult, CommandTimeout, as_argv
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
+
+
+def command_line(
+    argv: Sequence[str],
+    *,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    announce_pid: bool = False,
+) -> str:
+    """Build the remote command line: the only ``shlex.join`` in the workbench.
+
+    Wrappers are themselves argv: ``env K=V`` for ``env``, ``timeout --signal=KILL`` for a
+    timeout (so the host kills the command even if we vanish), and a ``sh -c 'echo $$; exec'``
+    shim that prints the PID first for background processes.
+    """
+    full = list(as_argv(argv))
+    if timeout is not None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0, got {timeout}")
+        full = ["timeout", "--signal=KILL", f"{timeout:.3f}s", *full]
+    if env:
+        for key in env:
+            if not _ENV_NAME.match(key):
+                raise ValueError(f"invalid environment variable name {key!r}")
+        full = ["env", *(f"{k}={v}" for k, v in env.items()), *full]
+    if announce_pid:
+        full = ["sh", "-c", 'echo "$$"; exec "$@"', "nimo-start", *full]
+    return shlex_join(full)
+
+
+def shlex_join(argv: Sequence[str]) -> str:
+    """``shlex.join`` (kept behind one name so the rule "quote in one place" is greppable)."""
+    import shlex
+
+    return shlex.join(argv)
+
+
+class Connection:
+    """SSH connection to one host: inert until first use, persistent, a context manager.
+
+    Host keys are checked against ``known_hosts`` with paramiko's ``RejectPolicy`` (unknown or
+    changed keys are refused); only the given private key is offered. Transient connect failures
+    (refused, timeout, reset) are retried with exponential backoff; authentication and host-key
+    failures never are.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        name: str | None = None,
+        port: int = 22,
+        user: str = "root",
+        key_file: str | Path | None = None,
+        known_hosts: str | Path | None = None,
+        connect_timeout: float = 10.0,
+        default_timeout: float | None = None,
+        retries: int = 3,
+        backoff_s: float = 0.2,
+    ) -> None:
+        self.address = address
+        self.name = name or address
+        self.port = int(port)
+        self.user = user
+        self.key_file = Path(key_file) if key_file else None
+        self.known_hosts = Path(known_hosts) if known_hosts else None
+        self.connect_timeout = connect_timeout
+        self.default_timeout = default_timeout
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self._client: paramiko.SSHClient | None = None
+        self._sftp: paramiko.SFTPClient | None = None
+        self._lock = threading.RLock()
+
+    @classmethod
+    def for_host(cls, host: Any, **kwargs: Any) -> Connection:
+        """Connection for an inventory host (duck-typed: name, address, port, user, key_file,
+        known_hosts)."""
+        return cls(
+            host.address,
+            name=host.name,
+            port=getattr(host, "port", 22) or 22,
+            user=getattr(host, "user", "root") or "root",
+            key_file=getattr(host, "key_file", None),
+            known_hosts=getattr(host, "known_hosts", None),
+            **kwargs,
+        )
+
+    def __repr__(self) -> str:
+        state = "open" if self.is_open else "closed"
+        return f"Connection({self.name!r}, {self.user}@{self.address}:{self.port}, {state})"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def is_open(self) -> bool:
+        """True when an authenticated transport is active."""
+        client = self._client
+        transport = client.get_transport() if client else None
+        return bool(transport and transport.is_active())
+
+    def open(self) -> Connection:
+        """Connect now (idempotent); raise :class:`HostError` with a one-line reason."""
+        with self._lock:
+            if self.is_open:
+                return self
+            self._drop()
+            last: Exception | None = None
+            for attempt in range(self.retries + 1):
+                try:
+                    self._client = self._connect_once()
+                    return self
+                except HostError:
+                    raise
+                except (OSError, paramiko.SSHException, EOFError) as e:
+                    last = e
+                    if attempt < self.retries:
+                        time.sleep(self.backoff_s * (2**attempt))
+            raise HostError(
+                f"{self.name}: unreachable at {self.address}:{self.port} "
+                f"after {self.retries + 1} attempts: {_describe(last)}",
+                hint="check the address, port and that sshd runs on the host",
+            )
+
+    def _connect_once(self) -> paramiko.SSHClient:
+        client = paramiko.SSHClient()
+        try:
+            if self.known_hosts is not None:
+                if not self.known_hosts.is_file():
+                    raise HostError(f"{self.name}: known_hosts file {self.known_hosts} not found")
+                client.load_host_keys(str(self.known_hosts))
+            else:
+                client.load_system_host_keys()
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+            if self.key_file is not None and not self.key_file.is_file():
+                raise HostError(f"{self.name}: key file {self.key_file} not found")
+            sock = socket.create_connection((self.address, self.port), self.connect_timeout)
+            # without TCP_NODELAY every channel open waits ~40 ms for a delayed ACK
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.connect(
+                sock=sock,
+                hostname=self.address,
+                port=self.port,
+                username=self.user,
+                key_filename=str(self.key_file) if self.key_file else None,
+                timeout=self.connect_timeout,
+                banner_timeout=self.connect_timeout,
+                auth_timeout=self.connect_timeout,
+                allow_agent=False,
+                look_for_keys=False,
+            )
+            transport = client.get_transport()
+            if transport is not None:
+                transport.set_keepalive(15)
+            return client
+        except paramiko.BadHostKeyException as e:
+            client.close()
+            raise HostError(
+                f"{self.name}: host key mismatch for {self.address} "
+                f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
+                hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}",
+            ) from None
+        except paramiko.AuthenticationException as e:
+            client.close()
+            raise HostError(
+                f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})"
+            ) from None
+        except paramiko.SSHException as e:
+            client.close()
+            if "not found in known_hosts" in str(e):
+                raise HostError(
+                    f"{self.name}: host key of {self.address} is not in "
+                    f"{self.known_hosts or 'known_hosts'}"
+                ) from None
+            if isinstance(e, paramiko.ssh_exception.PasswordRequiredException):
+                raise HostError(f"{self.name}: key file {self.key_file} is encrypted") from None
+            raise
+        except (OSError, EOFError):
+            client.close()
+            raise
+        except ValueError as e:  # unparsable key file
+            client.close()
+            raise HostError(f"{self.name}: cannot use key file {self.key_file}: {e}") from None
+
+    def _drop(self) -> None:
+        if self._sftp is not None:
+            with contextlib.suppress(Exception):
+                self._sftp.close()
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+        self._sftp = None
+        self._client = None
+
+    def close(self) -> None:
+        """Close the connection (idempotent); a later call reopens it."""
+        with self._lock:
+            self._drop()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _transport(self) -> paramiko.Transport:
+        self.open()
+        assert self._client is not None
+        transport = self._client.get_transport()
+        if transport is None or not transport.is_active():
+            raise HostError(f"{self.name}: connection dropped")
+        return transport
+
+    # -- commands --------------------------------------------------------------------------
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        check: bool = True,
+        stdin: str | bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``argv`` on the host and wait for it.
+
+        Raises:
+            CommandFailed (a ``RemoteCommandFailed``): non-zero exit and ``check``.
+            CommandTimeout: the command exceeded ``timeout`` (default ``default_timeout``);
+                it was killed on the host with SIGKILL.
+            HostError: cannot connect, or the connection dropped mid-command.
+        """
+        frozen = as_argv(argv)
+        timeout = self.default_timeout if timeout is None else timeout
+        line = command_line(frozen, timeout=timeout, env=env)
+        started = time.monotonic()
+        chan = self._open_channel(line, frozen)
+        try:
+            if stdin is not None:
+                chan.sendall(stdin.encode() if isinstance(stdin, str) else stdin)
+            chan.shutdown_write()
+            deadline = None if timeout is None else started + timeout + LOCAL_GRACE_S
+            out, err, code = _drain(chan, deadline)
+        except OSError as e:
+            self._note_drop()
+            raise HostError(
+                f"{self.name}: connection dropped while running `{shlex_join(frozen)}`: {e}"
+            ) from None
+        finally:
+            chan.close()
+        duration = time.monotonic() - started
+        # paramiko reports -1 when no exit status came (killed by a signal, or the link died)
+        if code in (None, -1) and not self.is_open:
+            self._note_drop()
+            raise HostError(
+                f"{self.name}: connection dropped while running `{shlex_join(frozen)}`",
+                hint="the SSH session ended before the command reported an exit status",
+            )
+        result = CommandResult(self.name, frozen, -1 if code is None else code, out, err, duration)
+        if timeout is not None and (
+            code is None or (code in (-1, 124, 137) and duration >= timeout * 0.98)
+        ):
+            raise CommandTimeout(result, timeout)
+        if check and result.exit_code != 0:
+            raise CommandFailed(result)
+        return result
+
+    def start(
+        self, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> RemoteProcess:
+        """Start ``argv`` in the background (e.g. a monitor); returns once its PID is known."""
+        frozen = as_argv(argv)
+        line = command_line(frozen, env=env, announce_pid=True)
+        chan = self._open_channel(line, frozen)
+        chan.shutdown_write()
+        return RemoteProcess(self, frozen, chan)
+
+    def _open_channel(self, line: str, argv: tuple[str, ...]) -> paramiko.Channel:
+        transport = self._transport()
+        try:
+            chan = transport.open_session(timeout=self.connect_timeout)
+            chan.exec_command(line)
+            return chan
+        except (paramiko.SSHException, OSError, EOFError) as e:
+            self._note_drop()
+            raise HostError(
+                f"{self.name}: connection dropped before `{shlex_join(argv)}` could start: "
+                f"{_describe(e)}"
+            ) from None
+
+    def _note_drop(self) -> None:
+        if not self.is_open:
+            with self._lock:
+                self._drop()
+
+    # -- files -----------------------------------------------------------------------------
+    def sftp(self) -> paramiko.SFTPClient:
+        """The (cached) SFTP session."""
+        with self._lock:
+            transport = self._transport()
+            if self._sftp is None:
+                self._sftp = paramiko.SFTPClient.from_transport(transport)
+            assert self._sftp is not None
+            return self._sftp
+
+    def put(self, local: str | Path, remote: str, *, mode: int | None = None) -> None:
+        """Copy a local file to ``remote`` over SFTP (optionally chmod it)."""
+        try:
+            sftp = self.sftp()
+            sftp.put(str(local), remote)
+            if mode is not None:
+                sftp.chmod(remote, mode)
+        except OSError as e:
+            raise HostError(f"{self.name}: cannot upload {local} to {remote}: {e}") from None
+
+    def get(self, remote: str, local: str | Path) -> None:
+        """Copy ``remote`` to a local file over SFTP."""
+        try:
+            self.sftp().get(remote, str(local))
+        except OSError as e:
+            raise HostError(f"{self.name}: cannot download {remote}: {e}") from None
+
+    def read_text(self, remote: str) -> str:
+        """Read a remote text file over SFTP."""
+        try:
+            with self.sftp().open(remote, "r") as f:
+                return f.read().decode()
+        except OSError as e:
+            raise HostError(f"{self.name}: cannot read {remote}: {e}") from None
+
+    def write_text(self, remote: str, text: str) -> None:
+        """Write (replace) a remote text file over SFTP."""
+        try:
+            with self.sftp().open(remote, "w") as f:
+                f.write(text.encode())
+        except OSError as e:
+            raise HostError(f"{self.name}: cannot write {remote}: {e}") from None
+
+
+class RemoteProcess:
+    """A background process started by :meth:`Connection.start`; output is drained into memory."""
+
+    def __init__(self, conn: Connection, argv: tuple[str, ...], chan: paramiko.Channel) -> None:
+        self.conn = conn
+        self.argv = argv
+        self._chan = chan
+        self._started = time.monotonic()
+        self._out: list[bytes] = []
+        self._err: list[bytes] = []
+        self._code: int | None = None
+        self._pid_ready = threading.Event()
+        self.pid: int = -1
+        self._thread = threading.Thread(target=self._pump, daemon=True, name=f"nimo-{conn.name}")
+        self._thread.start()
+        if not self._pid_ready.wait(conn.connect_timeout) or self.pid < 0:
+            raise HostError(f"{conn.name}: `{shlex_join(argv)}` did not start")
+
+    def _pump(self) -> None:
+        buf = b""
+        chan = self._chan
+        try:
+            while True:
+                r, _, _ = select.select([chan], [], [], 0.2)
+                if chan.recv_ready():
+                    data = chan.recv(65536)
+                    if self.pid < 0:
+                        buf += data
+                        if b"\n" in buf:
+                            first, rest = buf.split(b"\n", 1)
+                            with contextlib.suppress(ValueError):
+                                self.pid = int(first)
+                            self._pid_ready.set()
+                            self._out.append(rest)
+                    else:
+                        self._out.append(data)
+                if chan.recv_stderr_ready():
+                    self._err.append(chan.recv_stderr(65536))
+                if chan.closed or (
+                    chan.exit_status_ready()
+                    and chan.eof_received
+                    and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()
+                ):
+                    break
+        except OSError:
+            pass
+        if chan.exit_status_ready():
+            self._code = chan.recv_exit_status()
+        self._pid_ready.set()
+        chan.close()
+
+    @property
+    def host(self) -> str:
+        return self.conn.name
+
+    def running(self) -> bool:
+        """True while the process has not exited (as seen through its SSH channel)."""
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> CommandResult:
+        """Wait for exit; raise :class:`HostError` if still running after ``timeout``."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise HostError(f"{self.host}: `{shlex_join(self.argv)}` still running")
+        return self._result()
+
+    def _result(self) -> CommandResult:
+        return CommandResult(
+            self.host,
+            self.argv,
+            -1 if self._code is None else self._code,
+            b"".join(self._out).decode(errors="replace"),
+            b"".join(self._err).decode(errors="replace"),
+            time.monotonic() - self._started,
+        )
+
+    def _signal(self, sig: str) -> None:
+        if self.pid > 0 and self.running():
+            self.conn.run(["kill", f"-{sig}", str(self.pid)], check=False, timeout=10)
+
+    def stop(self, timeout: float = 5.0) -> CommandResult:
+        """SIGTERM, wait up to ``timeout`` s, then SIGKILL; returns the output gathered."""
+        self._signal("TERM")
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return self.kill()
+        return self._result()
+
+    def kill(self) -> CommandResult:
+        """SIGKILL now and return the output gathered."""
+        self._signal("KILL")
+        self._thread.join(5.0)
+        if self._thread.is_alive():
+            self._chan.close()
+            self._thread.join(1.0)
+        return self._result()
+
+
+def _drain(
+    chan: paramiko.Channel, deadline: float | None
+) -> tuple[str, str, int | None]:
+    """Read stdout/stderr until the command exits, the channel dies, or ``deadline`` passes."""
+    out: list[bytes] = []
+    err: list[bytes] = []
+    wait = 0.001  # poll fast at first (short commands), back off to 50 ms for long ones
+    while True:
+        select.select([chan], [], [], wait)
+        wait = min(0.05, wait * 1.5)
+        while chan.recv_ready():
+            out.append(chan.recv(65536))
+            wait = 0.001
+        while chan.recv_stderr_ready():
+            err.append(chan.recv_stderr(65536))
+            wait = 0.001
+        if (
+            chan.exit_status_ready()
+            and chan.eof_received
+            and not chan.recv_ready()
+            and not chan.recv_stderr_ready()
+        ):
+            code: int | None = chan.recv_exit_status()
+            break
+        if chan.closed:
+            code = chan.recv_exit_status() if chan.exit_status_ready() else None
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            code = None
+            break
+    return b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace"), code
+
+
+def _describe(e: BaseException | None) -> str:
+    if e is None:
+        return "unknown error"
+    if isinstance(e, socket.timeout | TimeoutError):
+        return "connection timed out"
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return text

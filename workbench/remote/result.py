@@ -1,0 +1,77 @@
+"""Result of one remote command and the errors that carry it."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workbench.exceptions import RemoteCommandFailed
+
+STDERR_TAIL_CHARS = 400
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one remote command did: ``exit_code`` 0 means success."""
+
+    host: str
+    argv: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        """True when the command exited 0."""
+        return self.exit_code == 0
+
+    @property
+    def command(self) -> str:
+        """The command line exactly as the remote shell received it (before any wrappers)."""
+        return shlex.join(self.argv)
+
+
+def _tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+class CommandFailed(RemoteCommandFailed):
+    """A remote command exited non-zero; ``.result`` holds the :class:`CommandResult`."""
+
+    def __init__(self, result: CommandResult, hint: str | None = None) -> None:
+        self.result = result
+        tail = _tail(result.stderr) or "(no stderr)"
+        super().__init__(
+            f"{result.host}: `{result.command}` exited {result.exit_code}: {tail}", hint
+        )
+
+
+class CommandTimeout(CommandFailed):
+    """A remote command ran longer than its timeout and was killed (SIGKILL) on the host."""
+
+    def __init__(self, result: CommandResult, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        RemoteCommandFailed.__init__(
+            self,
+            f"{result.host}: `{result.command}` exceeded its {timeout_s:g} s timeout "
+            f"and was killed",
+        )
+        self.result = result
+
+
+def as_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """Validate and freeze an argv: a non-empty sequence of str (a bare str is refused)."""
+    if isinstance(argv, str | bytes):
+        raise TypeError("argv must be a sequence of strings, not a single string")
+    out = tuple(argv)
+    if not out:
+        raise ValueError("argv must not be empty")
+    for a in out:
+        if not isinstance(a, str):
+            raise TypeError(f"argv items must be str, got {type(a).__name__}: {a!r}")
+        if "\x00" in a:
+            raise ValueError("argv items must not contain NUL bytes")
+    return out

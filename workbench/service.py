@@ -1,0 +1,236 @@
+"""The campaign service behind ``nimo serve``: APScheduler 3 with its job store in the
+campaign database.
+
+* ``dispatch`` (every ``poll_s``) starts queued campaigns whose hosts are all free: the hosts
+  are leased in the store in one transaction (a host is never used by two campaigns at once),
+  then a one-off job runs the campaign (``workbench.campaigns.resume``: a fresh campaign is a
+  resume with nothing stored).
+* Failed runs are retried by policy (``RetryingRunner``); a campaign that raises is queued
+  again up to ``campaign_attempts`` times, then marked failed with the reason.
+* Live inventories' resource profiles are re-measured every ``remeasure_s`` (if the executor
+  offers ``remeasure_profiles``), under a lease of their hosts.
+* On start, campaigns a dead service left starting/running get their leases released and are
+  queued again; resuming them repeats no finished run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from nimo.campaign import RetryingRunner
+from nimo.exceptions import NimoError
+from nimo.runner import Runner
+from nimo.store import CampaignInfo, default_url, normalise_url, open_store
+
+log = logging.getLogger("nimo.serve")
+RunnerFactory = Callable[[CampaignInfo], Runner]
+ACTIVE = ("starting", "running")
+_SERVICE: Service | None = None
+
+
+def dispatch_job() -> None:
+    """Scheduler entry point (referenced by name in the persistent job store)."""
+    if _SERVICE is not None:
+        _SERVICE.dispatch()
+
+
+def run_campaign_job(name: str) -> None:
+    if _SERVICE is not None:
+        _SERVICE.run_campaign(name)
+
+
+def remeasure_job() -> None:
+    if _SERVICE is not None:
+        _SERVICE.remeasure_profiles()
+
+
+class Service:
+    """One scheduler per store; see the module docstring."""
+
+    def __init__(
+        self,
+        store_url: str | None = None,
+        *,
+        poll_s: float = 2.0,
+        workers: int = 4,
+        run_attempts: int = 2,
+        campaign_attempts: int = 2,
+        remeasure_s: float | None = None,
+        runner_factory: RunnerFactory | None = None,
+    ) -> None:
+        self.store = open_store(store_url)
+        self.store_url = store_url
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.poll_s = poll_s
+        self.workers = workers
+        self.run_attempts = run_attempts
+        self.campaign_attempts = campaign_attempts
+        self.remeasure_s = remeasure_s
+        self.runner_factory = runner_factory
+        self.scheduler: Any = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        from apscheduler.executors.pool import ThreadPoolExecutor
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        global _SERVICE
+        _SERVICE = self
+        self.recover()
+        url = normalise_url(self.store_url or default_url())
+        self.scheduler = BackgroundScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=url, tablename="nimo_scheduler_jobs")},
+            executors={"default": ThreadPoolExecutor(self.workers + 2)},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        )
+        self.scheduler.add_job(dispatch_job, "interval", seconds=self.poll_s, id="nimo-dispatch",
+                               replace_existing=True, next_run_time=_now())
+        if self.remeasure_s:
+            self.scheduler.add_job(remeasure_job, "interval", seconds=self.remeasure_s,
+                                   id="nimo-remeasure", replace_existing=True)
+        self.scheduler.start()
+        log.info("serving %s as %s", self.store.url, self.owner)
+
+    def shutdown(self, wait: bool = True) -> None:
+        global _SERVICE
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=wait)
+        if _SERVICE is self:
+            _SERVICE = None
+        self.store.close()
+
+    def idle(self) -> bool:
+        """No campaign queued, starting or running."""
+        return not any(c.status in ("queued", *ACTIVE) for c in self._submitted())
+
+    def _submitted(self) -> list[CampaignInfo]:
+        return [c for c in self.store.campaigns() if c.spec.get("submitted")]
+
+    # -- jobs ------------------------------------------------------------------------
+    def recover(self) -> None:
+        """Requeue campaigns a dead service left starting/running; free its leases."""
+        leases = self.store.leases()
+        for info in self._submitted():
+            if info.status not in ACTIVE:
+                continue
+            owners = {lease.owner for lease in leases if lease.campaign == info.name}
+            if any(_owner_alive(o) for o in owners):
+                continue
+            self.store.release_hosts(info.name)
+            if self.store.set_status(info.name, "queued", expect=ACTIVE):
+                log.info("requeued %s (left %s by a stopped service)", info.name, info.status)
+
+    def dispatch(self) -> None:
+        """Start every queued campaign whose hosts can all be leased now."""
+        with self._lock:
+            for info in self.store.campaigns(status="queued"):
+                hosts = list(info.spec.get("hosts") or ())
+                if not self.store.acquire_hosts(info.name, hosts, self.owner):
+                    continue
+                if not self.store.set_status(info.name, "starting", expect=["queued"]):
+                    self.store.release_hosts(info.name, self.owner)
+                    continue
+                log.info("starting %s on %s", info.name, ", ".join(hosts) or "no hosts")
+                self.scheduler.add_job(run_campaign_job, "date", run_date=_now(),
+                                       args=[info.name], id=f"nimo-campaign:{info.name}",
+                                       replace_existing=True)
+
+    def run_campaign(self, name: str) -> None:
+        from workbench.campaigns import open_runner_for, resume
+
+        mine = [lease for lease in self.store.leases() if lease.campaign == name]
+        if any(lease.owner != self.owner for lease in mine):
+            return  # a job left by a previous instance; dispatch re-leases and re-adds it
+        base = self.runner_factory or open_runner_for
+
+        def factory(info: CampaignInfo) -> Runner:
+            return RetryingRunner(base(info), self.run_attempts)
+
+        try:
+            result = resume(name, store_url=self.store_url, progress=False,
+                            runner_factory=factory)
+            log.info("%s done: %s, %d runs", name, result.stopped_because, len(result.iterations))
+        except Exception as e:  # one line in the store; the service keeps serving
+            self._failed(name, e)
+        finally:
+            self.store.release_hosts(name, self.owner)
+
+    def _failed(self, name: str, error: Exception) -> None:
+        info = self.store.campaign(name)
+        attempts = int(info.spec.get("service_attempts") or 0) + 1
+        self.store.update_spec(name, service_attempts=attempts)
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        if attempts < self.campaign_attempts:
+            self.store.set_status(name, "queued", stopped_because=reason)
+            log.warning("%s failed (%s); queued again (attempt %d)", name, reason, attempts + 1)
+        else:
+            self.store.set_status(name, "failed", stopped_because=reason)
+            log.error("%s failed: %s", name, reason)
+        if not isinstance(error, NimoError):
+            log.debug("traceback", exc_info=error)
+
+    def remeasure_profiles(self) -> None:
+        """Re-measure resource profiles of live inventories whose hosts are free."""
+        try:
+            from workbench.executor import remeasure_profiles
+        except ImportError:
+            log.info("profile re-measurement skipped: the executor does not offer it")
+            return
+        seen: set[str] = set()
+        for info in self.store.campaigns():
+            inv = info.spec.get("inventory")
+            if info.kind != "live" or not inv or inv in seen:
+                continue
+            seen.add(inv)
+            lease_name = f"nimo-profiles:{inv}"
+            if not self.store.acquire_hosts(lease_name, info.spec.get("hosts") or (), self.owner):
+                continue
+            try:
+                remeasure_profiles(inv)
+            except NimoError as e:
+                log.warning("re-measuring %s failed: %s", inv, e)
+            finally:
+                self.store.release_hosts(lease_name, self.owner)
+
+
+def _now() -> Any:
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC)
+
+
+def _owner_alive(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # another machine's service: treated as stopped once this one starts
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def serve_forever(service: Service, until_idle: bool = False, tick_s: float = 0.5) -> None:
+    """Block until Ctrl-C (or, with ``until_idle``, until nothing is queued or running)."""
+    service.start()
+    try:
+        while True:
+            time.sleep(tick_s)
+            if until_idle and service.idle():
+                return
+    finally:
+        service.shutdown(wait=True)

@@ -1,0 +1,36 @@
+"""Storage step of Algorithm 2: export the dataset from the storage host, mount it on compute.
+
+NFS (``mount -t nfs``) when the compute kernel has an NFS client (``nfs`` in
+/proc/filesystems); otherwise sshfs over the data link (read-only, key auth, strict host keys).
+The mount lives in the compute sshd's mount namespace, so it is made, checked (/proc/mounts)
+and removed only over SSH.
+
+Public API (stable)::
+
+    has_nfs_client(conn) -> bool
+    MountRecord(method: "nfs"|"sshfs", host, source, mountpoint, options, setup_s, teardown_s)
+    mount_dataset(compute, storage, export_path, *, storage_address, run_id, method="auto",
+                  identity_file=None, known_hosts=None, ssh_port=22, ssh_user="root",
+                  mountpoint=None) -> MountRecord   # default /tmp/nimo-mnt-<run>.<host>
+    unmount_dataset(compute, record) -> float          # seconds; verified gone
+    dataset_mounted(...same args as mount_dataset...) -> ctx manager yielding MountRecord
+
+``identity_file`` / ``known_hosts`` are paths ON THE COMPUTE HOST used by sshfs to reach the
+storage host's sshd at ``storage_address`` (its data-path address).
+"""
+
+from workbench.storage.mount import (
+    MountRecord,
+    dataset_mounted,
+    has_nfs_client,
+    mount_dataset,
+    unmount_dataset,
+)
+
+__all__ = [
+    "MountRecord",
+    "dataset_mounted",
+    "has_nfs_client",
+    "mount_dataset",
+    "unmount_dataset",
+]

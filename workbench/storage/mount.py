@@ -1,0 +1,187 @@
+"""Mount the storage host's dataset directory on the compute host over the data path.
+
+``method="auto"`` picks NFS when the compute kernel has an NFS client (``nfs`` in
+/proc/filesystems) and sshfs otherwise. Mounts are made, verified (/proc/mounts) and removed
+only over SSH, because they live in the compute sshd's mount namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from workbench.emulation.common import check_run_id, host_token, run_checked
+from workbench.exceptions import EmulationError
+from workbench.remote.connection import Connection
+from workbench.remote.result import CommandFailed
+
+METHODS = ("auto", "nfs", "sshfs")
+MOUNT_TYPES = ("fuse.sshfs", "nfs", "nfs4")
+
+
+@dataclass
+class MountRecord:
+    """How the dataset reached the compute host."""
+
+    method: str  # "nfs" | "sshfs"
+    host: str
+    source: str
+    mountpoint: str
+    options: str
+    setup_s: float = 0.0
+    teardown_s: float = 0.0
+    created_dir: bool = False
+
+
+def has_nfs_client(conn: Connection) -> bool:
+    """True when the host's kernel can mount NFS (``nfs`` listed in /proc/filesystems)."""
+    text = conn.run(["cat", "/proc/filesystems"], timeout=10).stdout
+    return any(line.split()[-1:] in (["nfs"], ["nfs4"]) for line in text.splitlines())
+
+
+def _no_comma(value: str, what: str) -> str:
+    if "," in value or "\n" in value:
+        raise EmulationError(f"{what} {value!r} must not contain ',' or newlines")
+    return value
+
+
+def sshfs_argv(source: str, mountpoint: str, *, identity_file: str | None,
+               known_hosts: str | None, port: int) -> tuple[list[str], str]:
+    """Pure: the sshfs argv (read-only, key auth, strict host keys) and its -o string."""
+    opts = ["ro", "BatchMode=yes", "StrictHostKeyChecking=yes", "PasswordAuthentication=no",
+            "ConnectTimeout=5", "ServerAliveInterval=5", "ServerAliveCountMax=3",
+            f"port={int(port)}"]
+    if identity_file:
+        opts.append(f"IdentityFile={_no_comma(identity_file, 'identity file')}")
+    if known_hosts:
+        opts.append(f"UserKnownHostsFile={_no_comma(known_hosts, 'known_hosts file')}")
+    optstr = ",".join(opts)
+    return ["sshfs", "-o", optstr, source, mountpoint], optstr
+
+
+def nfs_argv(source: str, mountpoint: str) -> tuple[list[str], str]:
+    """Pure: the kernel NFS mount argv (read-only) and its -o string."""
+    optstr = "ro,nolock,proto=tcp,timeo=50,retrans=2"
+    return ["mount", "-t", "nfs", "-o", optstr, source, mountpoint], optstr
+
+
+def _mount_entry(conn: Connection, mountpoint: str) -> tuple[str, str] | None:
+    """(source, fstype) of the mount at ``mountpoint`` per the host's /proc/mounts."""
+    text = conn.run(["cat", "/proc/mounts"], timeout=10).stdout
+    escaped = mountpoint.replace(" ", "\\040")
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[1] == escaped:
+            return f[0], f[2]
+    return None
+
+
+def mount_dataset(
+    compute: Connection,
+    storage: Connection,
+    export_path: str,
+    *,
+    storage_address: str,
+    run_id: str,
+    method: str = "auto",
+    identity_file: str | None = None,
+    known_hosts: str | None = None,
+    ssh_port: int = 22,
+    ssh_user: str = "root",
+    mountpoint: str | None = None,
+) -> MountRecord:
+    """Export ``export_path`` from ``storage`` and mount it read-only on ``compute``.
+
+    ``mountpoint`` defaults to ``/tmp/nimo-mnt-<run_id>.<host>``. Raises
+    :class:`EmulationError` when the export is missing or the mount cannot be verified.
+    """
+    t0 = time.monotonic()
+    if method not in METHODS:
+        raise EmulationError(f"unknown storage method {method!r}", hint=f"valid: {METHODS}")
+    if not export_path.startswith("/"):
+        raise EmulationError(f"export path {export_path!r} must be absolute")
+    check_run_id(run_id)
+    if storage.run(["test", "-d", export_path], check=False, timeout=10).exit_code != 0:
+        raise EmulationError(f"{storage.name}: export directory {export_path} does not exist")
+    if method == "auto":
+        method = "nfs" if has_nfs_client(compute) else "sshfs"
+    elif method == "nfs" and not has_nfs_client(compute):
+        raise EmulationError(f"{compute.name}: kernel has no NFS client", hint="use sshfs")
+    mnt = mountpoint or f"/tmp/nimo-mnt-{run_id}.{host_token(compute)}"
+    if _mount_entry(compute, mnt) is not None:
+        raise EmulationError(f"{compute.name}: something is already mounted at {mnt}")
+    created = compute.run(["test", "-d", mnt], check=False, timeout=10).exit_code != 0
+    run_checked(compute, ["mkdir", "-p", mnt], f"creating mount point {mnt}")
+    if method == "sshfs":
+        source = f"{ssh_user}@{storage_address}:{export_path}"
+        argv, optstr = sshfs_argv(source, mnt, identity_file=identity_file,
+                                  known_hosts=known_hosts, port=ssh_port)
+    else:
+        source = f"{storage_address}:{export_path}"
+        argv, optstr = nfs_argv(source, mnt)
+    record = MountRecord(method, compute.name, source, mnt, optstr, created_dir=created)
+    try:
+        run_checked(compute, argv, f"{method} mount of {source}", timeout=30)
+        entry = _mount_entry(compute, mnt)
+        if entry is None or not entry[1].startswith(("fuse.sshfs", "nfs")):
+            raise EmulationError(f"{compute.name}: {mnt} not in /proc/mounts after mounting")
+        run_checked(compute, ["ls", "-d", f"{mnt}/."], f"reading {mnt}")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            unmount_dataset(compute, record)
+        raise
+    record.setup_s = time.monotonic() - t0
+    return record
+
+
+def unmount_dataset(compute: Connection, record: MountRecord) -> float:
+    """Unmount (fusermount -u, else lazy umount), verify via /proc/mounts, remove the mount
+    point if we created it. Idempotent; returns the seconds spent."""
+    t0 = time.monotonic()
+    mnt = record.mountpoint
+    if _mount_entry(compute, mnt) is not None:
+        tries = (
+            [["fusermount3", "-u", mnt], ["fusermount", "-u", mnt], ["umount", "-l", mnt]]
+            if record.method == "sshfs" else [["umount", mnt], ["umount", "-l", mnt]]
+        )
+        for argv in tries:
+            try:
+                compute.run(argv, timeout=30)
+                break
+            except CommandFailed:
+                continue
+    if _mount_entry(compute, mnt) is not None:
+        raise EmulationError(f"{compute.name}: {mnt} is still mounted after unmounting")
+    if record.created_dir:
+        compute.run(["rmdir", mnt], check=False, timeout=10)
+    record.teardown_s = time.monotonic() - t0
+    return record.teardown_s
+
+
+@contextlib.contextmanager
+def dataset_mounted(
+    compute: Connection,
+    storage: Connection,
+    export_path: str,
+    *,
+    storage_address: str,
+    run_id: str,
+    method: str = "auto",
+    identity_file: str | None = None,
+    known_hosts: str | None = None,
+    ssh_port: int = 22,
+    ssh_user: str = "root",
+    mountpoint: str | None = None,
+) -> Iterator[MountRecord]:
+    """Context manager around :func:`mount_dataset`; always unmounts."""
+    record = mount_dataset(
+        compute, storage, export_path, storage_address=storage_address, run_id=run_id,
+        method=method, identity_file=identity_file, known_hosts=known_hosts,
+        ssh_port=ssh_port, ssh_user=ssh_user, mountpoint=mountpoint,
+    )
+    try:
+        yield record
+    finally:
+        unmount_dataset(compute, record)
