@@ -200,7 +200,7 @@ class ResumingRunner:
         if done is None:
             return None
         if _same(done.request.assignment, request.assignment):
-            return done
+            return _as_requested(done, request)
         raise StoreError(
             f"run {request.run}: the stored assignment {dict(done.request.assignment)} differs "
             f"from the planner's {dict(request.assignment)}",
@@ -232,6 +232,14 @@ class ResumingRunner:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _as_requested(done: RunOutcome, request: RunRequest) -> RunOutcome:
+    """The stored outcome under the planner's own request (same values, its key order)."""
+    sample = done.sample
+    if sample is not None:
+        sample = dataclasses.replace(sample, assignment=dict(request.assignment))
+    return dataclasses.replace(done, request=request, sample=sample)
 
 
 def _same(a: Mapping[str, float], b: Mapping[str, float]) -> bool:

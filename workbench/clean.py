@@ -1,8 +1,9 @@
 """Idempotent sweep of everything the workbench leaves on a host (names prefixed ``nimo-``).
 
 Removes, on one host over SSH: nimo- mounts (sshfs/NFS), iptables NFQUEUE rules commented
-``nimo-*``, delayer processes (in this host's network namespace), tbf/netem/htb root qdiscs on
-the given data interfaces, ``nimo-*.<host>`` cgroups and ``/tmp/nimo-*.<host>`` directories.
+``nimo-*``, delayer and nfs-ganesha processes (in this host's network namespace), shaping
+root qdiscs on the data interfaces, ``nimo-*.<host>`` cgroups and ``/tmp/nimo-*.<host>``
+directories.
 """
 
 from __future__ import annotations
@@ -12,19 +13,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from workbench.emulation.common import host_token
-from workbench.emulation.network import list_qdiscs, iptables_cmd
+from workbench.emulation.network import iptables_cmd, list_qdiscs, route_iface
 from workbench.remote.connection import Connection
 
-NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")
+NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")  # mounts swept when their dir is named nimo-*
 SHAPING_QDISCS = ("tbf", "netem", "htb")
 
-# Kill nimo delayers whose network namespace is this host's (lab hosts share one PID space).
-_KILL_DELAYERS = (
-    'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do '
-    'a1=$(tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | sed -n 2p); '
-    'case "$a1" in */nimo-*/nimo-delayer.py) '
-    '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] && kill -KILL "${d#/proc/}" '
-    '&& echo "${d#/proc/}";; esac; done; true'
+# Kill nimo delayers and ganesha servers whose network namespace is this host's (lab hosts
+# share one PID space). argv is matched on its first three words.
+_KILL_DAEMONS = (
+    'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do p=${d#/proc/}; '
+    '[ "$p" = "$$" ] && continue; '
+    'w=$(tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | head -n 3 | tr "\\n" "|"); '
+    'case "$w" in *"|/tmp/nimo-"*"/nimo-delayer.py|"*|*"ganesha.nfsd|-f|/tmp/nimo-nfs-"*) '
+    '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] && kill -KILL "$p" && echo "$p";; '
+    'esac; done; true'
 )
 _CGROUPS = (
     'find /sys/fs/cgroup -mindepth 2 -maxdepth 6 -type d -name "nimo-*.$1" 2>/dev/null; true'
@@ -60,15 +63,26 @@ class CleanReport:
         return f"{self.host}: " + (", ".join(parts) if parts else "nothing to remove")
 
 
-def clean(conn: Connection, data_ifaces: Iterable[str] = ()) -> CleanReport:
-    """Remove every nimo- leftover on the host; safe to run any number of times."""
+def clean(
+    conn: Connection, data_ifaces: Iterable[str] = (), peers: Iterable[str] = ()
+) -> CleanReport:
+    """Remove every nimo- leftover on the host; safe to run any number of times.
+
+    Shaping qdiscs are removed only on ``data_ifaces`` and on the interfaces that route to
+    the data addresses in ``peers`` (never on other interfaces: they may carry the admin's).
+    """
     report = CleanReport(conn.name)
     token = host_token(conn)
+    ifaces = list(dict.fromkeys(data_ifaces))
+    for peer in peers:
+        routed = route_iface(conn, peer)
+        if routed and routed != "lo" and routed not in ifaces:
+            ifaces.append(routed)
     report.mounts = _clean_mounts(conn)
     report.iptables = _clean_iptables(conn)
-    out = conn.run(["sh", "-c", _KILL_DELAYERS], check=False, timeout=30).stdout
+    out = conn.run(["sh", "-c", _KILL_DAEMONS], check=False, timeout=30).stdout
     report.processes = [int(p) for p in out.split() if p.isdigit()]
-    for iface in data_ifaces:
+    for iface in ifaces:
         kinds = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("root")]
         if any(k in SHAPING_QDISCS for k in kinds):
             conn.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False, timeout=30)

@@ -147,9 +147,12 @@ class Service:
     def run_campaign(self, name: str) -> None:
         from workbench.campaigns import open_runner_for, resume
 
-        mine = [lease for lease in self.store.leases() if lease.campaign == name]
-        if any(lease.owner != self.owner for lease in mine):
-            return  # a job left by a previous instance; dispatch re-leases and re-adds it
+        info = self.store.campaign(name)
+        held = {lease.host for lease in self.store.leases()
+                if lease.campaign == name and lease.owner == self.owner}
+        if set(info.spec.get("hosts") or ()) - held or not self.store.set_status(
+                name, "running", expect=["starting"]):
+            return  # a job a previous instance left: dispatch leases and starts it anew
         base = self.runner_factory or open_runner_for
 
         def factory(info: CampaignInfo) -> Runner:

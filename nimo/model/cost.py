@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nimo.exceptions import ModelError
+from nimo.exceptions import ConfigError, ModelError
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 
@@ -67,6 +67,9 @@ class CostModel:
             raise ModelError(f"{self.kind} cost model lacks predictor(s) {', '.join(missing)}")
         names = self.names
         for target, p in self.predictors.items():
+            if p.target != target:
+                raise ModelError(f"corrupt cost model: predictor {target!r} has target "
+                                 f"{p.target!r}")
             if tuple(p.attribute_names) != names:
                 raise ModelError(f"predictor {target} was fitted over other attributes")
         if not self.created_at:
@@ -138,6 +141,8 @@ class CostModel:
     def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
         """Mean and two-sided ``level`` interval of a new run's T (t quantile with the
         Satterthwaite dof; NaN bounds when a predictor's variance is unknown)."""
+        if not 0.0 < level < 1.0:
+            raise ConfigError(f"interval level must lie in (0, 1), got {level}")
         m, v, nu = self.predict_var_many(self.row(assignment))
         mean, var, dof = float(m[0]), float(v[0]), float(nu[0])
         if not math.isfinite(var) or var < 0:

@@ -102,6 +102,10 @@ class FittedPredictor:
             raise ModelError(f"predictor {self.target}: params/covariance do not match {p} terms")
         if not (len(self.attributes) == len(self.reference) == len(self.scale)):
             raise ModelError(f"predictor {self.target}: attributes/reference/scale lengths differ")
+        if any(not (v > 0 and math.isfinite(v)) for v in self.scale) or not (
+            self.y_scale > 0 and math.isfinite(self.y_scale)
+        ):
+            raise ModelError(f"predictor {self.target}: scales must be finite and > 0")
         for a in self.attributes:
             if a not in self.attribute_names:
                 raise ModelError(f"predictor {self.target} uses unknown attribute {a!r}")

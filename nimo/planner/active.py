@@ -16,7 +16,12 @@ from nimo.planner.base import IterationRecord
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import TARGET_OF, DesignSpec
 from nimo.planner.learner import Learner
-from nimo.planner.relevance import rank_attributes, rank_predictors
+from nimo.planner.relevance import (
+    ofat_attribute_order,
+    ofat_predictor_order,
+    rank_attributes,
+    rank_predictors,
+)
 from nimo.planner.sequences import lmax_level_order
 from nimo.samples import RunOutcome, RunRequest, Sample
 from nimo.space import Assignment, ResourceSpace
@@ -50,6 +55,10 @@ class NimoPlanner(BasePlanner):
         self.uncertainty_mode = False
         self._exhausted: set[str] = set()
         self._attr_done: set[str] = set()
+        self.reference_sample: Sample | None = None
+        self.ofat: dict[str, Sample] = {}
+        self.agreement: float | None = None
+        self.uncertainty_runs = 0
 
     # -- initial choices -------------------------------------------------------------
     def _choose_reference(self) -> Assignment:
@@ -61,7 +70,7 @@ class NimoPlanner(BasePlanner):
 
     def _static_predictor_order(self) -> list[str]:
         order = self.design.predictor_order
-        if order == "pbdf" or self.kind == "direct":
+        if order in ("pbdf", "ofat") or self.kind == "direct":
             return list(self.predictors)
         return [p for p in order if p in self.predictors] + [
             p for p in self.predictors if p not in order
@@ -71,7 +80,7 @@ class NimoPlanner(BasePlanner):
         given = self.design.attribute_order
         names = list(self.space.names)
         out = {p: list(names) for p in self.predictors}
-        if given == "pbdf":
+        if given in ("pbdf", "ofat"):
             return out
         for p, attrs in given.items():
             for a in attrs:
@@ -100,7 +109,30 @@ class NimoPlanner(BasePlanner):
             self.phase = "reference"
         if self.phase == "reference":
             return self._ask_reference()
+        if self.phase == "screen":
+            return self._ask_screen()
         return self._ask_train()
+
+    def _ask_screen(self) -> list[RunRequest]:
+        """One-factor-at-a-time screening: each attribute at the level farthest from the
+        reference, the others at the reference (a batch of k independent runs)."""
+        taken = self.measured | self.failed | self.test_set
+        batch = []
+        for i, attr in enumerate(self.space.attributes):
+            far = max(attr.levels, key=lambda v: (abs(v - self.reference[i]), v))
+            if far == self.reference[i]:
+                continue
+            target = list(self.reference)
+            target[i] = far
+            a = self.space.nearest(target, exclude=taken, priority=[i])
+            if a[i] != far or a in [self.space.from_dict(r.assignment) for r in batch]:
+                continue
+            self.visited[attr.name].add(far)
+            batch.append(self._request(a, "train", f"screen:{attr.name}"))
+        if not batch:
+            self._finish_screen()
+            return self._ask_train()
+        return batch
 
     def _ask_pbdf(self) -> list[RunRequest]:
         k = len(self.space.names)
@@ -149,6 +181,12 @@ class NimoPlanner(BasePlanner):
 
     # -- training loop -----------------------------------------------------------------
     def _ask_train(self) -> list[RunRequest]:
+        if (self.design.sampling == "lmax_i1+uncertainty" and not self.uncertainty_mode
+                and self._covered()):
+            self.uncertainty_mode = True
+            self._activate_all()
+            self.notes.append(f"run {self._next_run}: every attribute covered; switching to "
+                              "uncertainty sampling")
         for _ in range(4 * len(self.predictors) * (len(self.space.names) + 1)):
             if self.uncertainty_mode:
                 a = self._select_uncertain()
@@ -160,6 +198,7 @@ class NimoPlanner(BasePlanner):
             if attr is None:
                 if self.design.sampling == "lmax_i1+uncertainty":
                     self.uncertainty_mode = True
+                    self._activate_all()
                     self.notes.append(f"run {self._next_run}: switching to uncertainty sampling")
                     continue
                 self._exhausted.add(f)
@@ -173,6 +212,24 @@ class NimoPlanner(BasePlanner):
                 continue
             return [self._request(a, "train", f)]
         return self._stop("no candidate assignment left to learn from")
+
+    COVERAGE_LEVELS = 4
+
+    def _covered(self) -> bool:
+        """Every attribute has min(4, its level count) levels measured around the reference."""
+        return all(
+            len(self.visited[a.name]) >= min(self.COVERAGE_LEVELS, len(a.levels))
+            or a.name in self._attr_done
+            for a in self.space.attributes
+        )
+
+    def _activate_all(self) -> None:
+        """Uncertainty sampling varies everything at once: every predictor may use every
+        attribute (its transforms and interactions still chosen by internal error)."""
+        for p in self.predictors:
+            for a in self.attribute_order[p]:
+                if a not in self.learner.active[p]:
+                    self.learner.active[p].append(a)
 
     def _choose_predictor(self) -> str:
         order = [p for p in self.predictor_order if p not in self._exhausted] or self.predictors
@@ -272,12 +329,28 @@ class NimoPlanner(BasePlanner):
         if len(pool) > UNCERTAINTY_POOL:
             idx = self.rng.choice(len(pool), size=UNCERTAINTY_POOL, replace=False)
             pool = [pool[int(i)] for i in np.sort(idx)]
-        model = self.learner.model()
-        mean, var, _ = model.predict_var_many(np.asarray(pool, float))
-        mean = np.maximum(mean, 1e-9)
-        score = np.sqrt(np.maximum(var, 0.0)) / mean / np.sqrt(mean)
+        X = np.asarray(pool, float)
+        self.uncertainty_runs += 1
+        if self.uncertainty_runs <= len(self.space.names):
+            return pool[int(np.argmax(self._spread_score(X)))]
+        preds = self.learner.committee(X)
+        mean = np.maximum(np.median(preds, axis=0), 1e-9)
+        spread = (preds.max(axis=0) - preds.min(axis=0)) / mean
+        _, var, _ = self.learner.model().predict_var_many(X)
+        rel_sd = np.sqrt(np.maximum(var, 0.0)) / mean
+        score = (spread + rel_sd) / np.sqrt(mean)
         score = np.where(np.isfinite(score), score, -np.inf)
         return pool[int(np.argmax(score))]
+
+    def _spread_score(self, X: np.ndarray) -> np.ndarray:
+        """Cost-aware maximin: distance (attributes scaled to [0, 1]) to the nearest measured
+        assignment, per square root of predicted run time. Off-axis points like these expose
+        interactions that one-at-a-time sampling cannot see."""
+        scaled = self.space._scale(X)
+        seen = self.space._scale(np.asarray(sorted(self.measured), float))
+        d = np.sqrt(((scaled[:, None, :] - seen[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+        mean = np.maximum(self.learner.model().predict_many(X), 1e-9)
+        return d / np.sqrt(mean)
 
     # -- tell --------------------------------------------------------------------------
     def tell(self, outcome: RunOutcome) -> IterationRecord:
@@ -301,6 +374,10 @@ class NimoPlanner(BasePlanner):
             return self._after_training_sample(req, outcome)
         if sample is not None:
             self.learner.add(sample)
+            if req.predictor and req.predictor.startswith("screen:"):
+                self.ofat[req.predictor.split(":", 1)[1]] = sample
+        if self.phase == "screen" and not self._pending:
+            self._finish_screen()
         if req.predictor is not None and req.predictor in self.on_current:
             self.on_current[req.predictor] += 1
         return self._after_training_sample(req, outcome)
@@ -321,12 +398,36 @@ class NimoPlanner(BasePlanner):
                 if self.space.from_dict(s.assignment) != self.reference:
                     self.learner.add(s)
 
+    def _finish_screen(self) -> None:
+        self.phase = "train"
+        ref = self.reference_sample
+        if ref is None or self.kind == "direct" and not self.ofat:
+            return
+        if self.design.predictor_order == "ofat" and self.kind == "occupancy":
+            self.predictor_order = ofat_predictor_order(ref, self.ofat)
+        if self.design.attribute_order == "ofat":
+            for p in self.predictors:
+                order, effects = ofat_attribute_order(self.space, ref, self.ofat, TARGET_OF[p])
+                self.attribute_order[p] = order
+                # Screening already measured each attribute's main effect: start every
+                # predictor with the attributes that visibly move its target.
+                top = max(effects.values(), default=0.0)
+                for a in order:
+                    if top > 0 and effects[a] >= max(0.05 * top, 0.01 * abs(
+                            ref.target(TARGET_OF[p]))):
+                        self.learner.active[p].append(a)
+                if self.learner.active[p]:
+                    self.current[p] = self.learner.active[p][0]
+                    self.cursor[p] = order.index(self.current[p]) + 1
+        self._refit_and_score()
+
     def _start_training(self, sample: Sample, reused: bool) -> None:
         self.learner.add(sample)
         self.learner.set_reference_sample(sample)
         for name in self.space.names:
             self.visited[name].add(self.reference[self.space.index(name)])
-        self.phase = "train"
+        self.reference_sample = sample
+        self.phase = "screen" if self.design.needs_ofat else "train"
         self._exhausted = set()
         self._attr_done = set()
         if reused:
@@ -338,14 +439,44 @@ class NimoPlanner(BasePlanner):
             before = dict(self.predictor_errors)
             self._refit_and_score()
             f = req.predictor
-            if f is not None and req.purpose == "train":
+            if f in self.errors_of and req.purpose == "train":
                 self.errors_of[f].append(self.predictor_errors.get(f) or 0.0)
                 self._advance_traversal(f, before.get(f), self.predictor_errors.get(f))
-        record = self._record(req, outcome)
+        if self.phase == "train" and outcome.ok and self.internal_error is not None:
+            self.error_history.append(self.internal_error)
+        record = self._record(req, outcome, agreement_pct=self.agreement)
+        plateau = self._plateaued()
+        if plateau and (self.design.sampling != "lmax_i1+uncertainty"
+                        or self.uncertainty_runs >= len(self.space.names)):
+            self.stopped_because = plateau
+            return record
         reason = self._converged()
-        if reason:
-            self.stopped_because = reason
+        if reason and self._agrees():
+            self.stopped_because = reason + (
+                f"; committee agrees within {self.agreement:.1f}%"
+                if self.agreement is not None else "")
         return record
+
+    def _agrees(self) -> bool:
+        """The optional committee condition: alternative predictor fits agree over the
+        candidates (mean relative spread of predicted T <= stop.agreement_pct)."""
+        limit = self.design.stop.agreement_pct
+        if limit is None:
+            return True
+        if self.design.sampling == "lmax_i1+uncertainty" and (
+            not self.uncertainty_mode or self.uncertainty_runs < len(self.space.names)
+        ):
+            return False
+        pool = self.unmeasured(exclude=list(self.test_set))
+        if not pool:
+            return True
+        if len(pool) > UNCERTAINTY_POOL:
+            idx = self.rng.choice(len(pool), size=UNCERTAINTY_POOL, replace=False)
+            pool = [pool[int(i)] for i in np.sort(idx)]
+        preds = self.learner.committee(np.asarray(pool, float), plausible_only=True)
+        mean = np.maximum(np.median(preds, axis=0), 1e-9)
+        self.agreement = float(np.mean((preds.max(axis=0) - preds.min(axis=0)) / mean) * 100)
+        return self.agreement <= limit
 
     def _advance_traversal(self, f: str, before: float | None, after: float | None) -> None:
         if self.design.traversal == "round_robin":

@@ -50,8 +50,10 @@ class RandomPlanner(BasePlanner):
                 self.learner.set_reference_sample(sample)
             self.learner.refit()
             self.internal_error, self.predictor_errors = self.learner.loo_errors()
+            if self.internal_error is not None:
+                self.error_history.append(self.internal_error)
         record = self._record(req, outcome)
-        reason = self._converged()
+        reason = self._converged() or self._plateaued()
         if reason:
             self.stopped_because = reason
         return record

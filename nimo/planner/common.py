@@ -39,6 +39,7 @@ class BasePlanner(Planner):
         self.learner: Learner | None = None
         self.internal_error: float | None = None
         self.predictor_errors: dict[str, float | None] = {}
+        self.error_history: list[float] = []
 
     # -- requests --------------------------------------------------------------------
     def _request(self, a: Assignment, purpose: str, predictor: str | None = None) -> RunRequest:
@@ -59,6 +60,19 @@ class BasePlanner(Planner):
         if rule.max_learning_s is not None and self.acquisition_s >= rule.max_learning_s:
             return (f"learning-time budget spent ({self.acquisition_s:.0f} s >= "
                     f"max_learning_s {rule.max_learning_s:.0f})")
+        return None
+
+    def _plateaued(self) -> str | None:
+        """Patience rule: the best internal error of the last ``patience`` training runs is
+        no better (by 0.5 points) than the best before them."""
+        patience = self.design.stop.patience
+        hist = self.error_history
+        if patience is None or len(hist) <= patience:
+            return None
+        before, recent = min(hist[:-patience]), min(hist[-patience:])
+        if recent > before - 0.5:
+            return (f"internal error plateaued at {min(hist):.2f}% (no 0.5-point gain in "
+                    f"{patience} runs)")
         return None
 
     def _converged(self) -> str | None:

@@ -45,12 +45,17 @@ def _reject_unknown(where: str, given: Mapping[str, Any], valid: Sequence[str]) 
 
 @dataclass(frozen=True)
 class StopRule:
-    """Stop when internal error <= error_pct AND samples >= min_samples, or a budget is hit."""
+    """Stop when internal error <= error_pct AND samples >= min_samples (AND, if set, the
+    committee of alternative predictors agrees within agreement_pct over the candidates), or
+    when the best internal error has not improved by 0.5 points over ``patience`` training
+    runs, or when a budget (runs or learning seconds) is spent."""
 
     error_pct: float = 10.0
     min_samples: int = 5
     max_runs: int | None = None
     max_learning_s: float | None = None
+    agreement_pct: float | None = None
+    patience: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,10 @@ class DesignSpec:
     stop: StopRule = field(default_factory=StopRule)
     predictors: Mapping[str, Any] = field(default_factory=dict)
     targets: str = "auto"
+
+    @property
+    def needs_ofat(self) -> bool:
+        return self.predictor_order == "ofat" or self.attribute_order == "ofat"
 
     @property
     def needs_pbdf(self) -> bool:
@@ -102,7 +111,8 @@ _TOP_KEYS = (
     "improvement_threshold_pct", "attribute_order", "attribute_threshold_pct", "sampling",
     "error", "test_size", "pbdf_training", "stop", "predictors", "targets",
 )
-_STOP_KEYS = ("error_pct", "min_samples", "max_runs", "max_learning_s")
+_STOP_KEYS = ("error_pct", "min_samples", "max_runs", "max_learning_s", "agreement_pct",
+              "patience")
 
 
 def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
@@ -151,21 +161,22 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
 
 
 def _predictor_order(where: str, value: Any) -> str | tuple[str, ...]:
-    if value == "pbdf":
-        return "pbdf"
+    if value in ("pbdf", "ofat"):
+        return value
     if isinstance(value, list) and value and all(v in PREDICTOR_NAMES for v in value):
         if len(set(value)) != len(value):
             raise ConfigError(f"{where}predictor_order: {value} repeats a predictor")
         return tuple(value)
     raise ConfigError(
-        f"{where}predictor_order: expected 'pbdf' or a list of predictors, got {value!r}",
+        f"{where}predictor_order: expected 'pbdf', 'ofat' or a list of predictors, "
+        f"got {value!r}",
         hint="predictors: " + ", ".join(PREDICTOR_NAMES),
     )
 
 
 def _attribute_order(where: str, value: Any) -> str | dict[str, tuple[str, ...]]:
-    if value == "pbdf":
-        return "pbdf"
+    if value in ("pbdf", "ofat"):
+        return value
     if isinstance(value, Mapping):
         out = {}
         for pred, attrs in value.items():
@@ -179,7 +190,8 @@ def _attribute_order(where: str, value: Any) -> str | dict[str, tuple[str, ...]]
             out[pred] = tuple(attrs)
         return out
     raise ConfigError(
-        f"{where}attribute_order: expected 'pbdf' or a mapping predictor -> attribute list"
+        f"{where}attribute_order: expected 'pbdf', 'ofat' or a mapping predictor -> "
+        "attribute list"
     )
 
 
@@ -194,6 +206,10 @@ def _stop(where: str, value: Any) -> StopRule:
         kw["min_samples"] = int(_number(f"{where}stop.min_samples", value["min_samples"], 1))
     if value.get("max_runs") is not None:
         kw["max_runs"] = int(_number(f"{where}stop.max_runs", value["max_runs"], 1))
+    if value.get("patience") is not None:
+        kw["patience"] = int(_number(f"{where}stop.patience", value["patience"], 1))
+    if value.get("agreement_pct") is not None:
+        kw["agreement_pct"] = _number(f"{where}stop.agreement_pct", value["agreement_pct"])
     if value.get("max_learning_s") is not None:
         kw["max_learning_s"] = _number(f"{where}stop.max_learning_s", value["max_learning_s"])
     return StopRule(**kw)

@@ -138,6 +138,39 @@ class Learner:
         }
         return pct_error(np.asarray([s.T for s in test]), self.combine(preds)), per
 
+    # -- committee -------------------------------------------------------------------
+    COMMITTEE = (
+        {"mode": "paper", "final_fit": "numpy"},
+        {"mode": "auto", "log_response": False, "final_fit": "numpy"},
+        {"mode": "auto", "interactions": False, "final_fit": "numpy"},
+        {"mode": "auto", "transforms": ["identity", "reciprocal", "log"], "final_fit": "numpy"},
+    )
+
+    def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        """Predicted T at rows X by the fitted model and by alternative fits of every
+        predictor (other transform families); rows = members. Where they disagree, the
+        data do not pin the model down. With ``plausible_only``, members whose LOO error of
+        T is much worse than the fitted model's (> max(1.5x, +2 points)) are left out."""
+        out = [self.model().predict_many(X)]
+        best, _ = self.loo_errors()
+        Xt, names = self.X, self.space.names
+        for variant in self.COMMITTEE:
+            opts = PredictorOptions.from_dict(variant)
+            fits = {}
+            for p in self.predictor_names:
+                y = self.y(p)
+                fits[p] = fit_predictor(TARGET_OF[p], Xt, y, names, self.active[p],
+                                        self.reference, self.ref_values.get(p, float(np.mean(y))),
+                                        self._levels, opts)
+            if plausible_only and best is not None:
+                loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
+                       for p in self.predictor_names}
+                err = pct_error(self.T(), self.combine(loo))
+                if not err <= max(1.5 * best, best + 2.0):
+                    continue
+            out.append(self.combine({p: f.predict(X) for p, f in fits.items()}))
+        return np.asarray(out)
+
     # -- model -----------------------------------------------------------------------
     def model(self, training: Mapping[str, object] | None = None) -> CostModel:
         return CostModel(

@@ -44,3 +44,35 @@ def rank_predictors(space: ResourceSpace, samples: Sequence[Sample]) -> list[str
     }
     score = {p: float(effects(X, y).sum()) for p, y in contrib.items()}
     return sorted(score, key=lambda p: (-score[p], list(contrib).index(p)))
+
+
+def _contributions(s: Sample, mean_occ: float) -> dict[str, float]:
+    D = s.target("D")
+    return {"f_a": D * s.target("o_a"), "f_n": D * s.target("o_n"),
+            "f_d": D * s.target("o_d"), "f_D": D * mean_occ}
+
+
+def ofat_attribute_order(
+    space: ResourceSpace, ref: Sample, probes: dict[str, Sample], target: str
+) -> tuple[list[str], dict[str, float]]:
+    """Attributes by |y(probe) - y(ref)|, each probe moving one attribute to its far extreme
+    (one-factor-at-a-time screening around the reference: k runs instead of PBDF's 2n).
+    Returns the order and the effects."""
+    y0 = ref.target(target)
+    effect = {a: abs(probes[a].target(target) - y0) if a in probes else 0.0
+              for a in space.names}
+    order = sorted(space.names, key=lambda a: (-effect[a], space.names.index(a)))
+    return order, effect
+
+
+def ofat_predictor_order(ref: Sample, probes: dict[str, Sample]) -> list[str]:
+    """Predictors by the summed change of their contribution to T across the probes."""
+    occ = [s.target("o_a") + s.target("o_n") + s.target("o_d") for s in (ref, *probes.values())]
+    mean_occ = float(np.mean(occ))
+    base = _contributions(ref, mean_occ)
+    score = {p: 0.0 for p in base}
+    for s in probes.values():
+        for p, c in _contributions(s, mean_occ).items():
+            score[p] += abs(c - base[p])
+    names = list(base)
+    return sorted(names, key=lambda p: (-score[p], names.index(p)))

@@ -4,10 +4,21 @@ Normalisation (Algorithm 6 step 3): ``z_j = x_j / s_j`` with ``s_j = x_j,ref`` w
 else the largest absolute level (a latency whose reference is 0 maps onto [0, 1]); see
 :func:`nimo.model.features.attribute_scale`. The target is divided by ``y_ref`` unless that
 is ~0 (occupancies such as o_d can be 0): then by mean |y|, or 1 if all y are 0.
+
+``mode='paper'``: one term per active attribute, identity or reciprocal by LOO error.
+``mode='auto'``: greedy forward selection (:mod:`nimo.predictors.select`) from the intercept
+over identity/reciprocal/log of each active attribute with >= 2 observed levels, hinges
+``max(0, z-k)`` and ``max(0, k-z)`` at each interior observed level k, and identifiable
+pairwise products of smooth transforms once both attributes are in; a term must cut the
+closed-form LOO MAPE by ``max(min_improvement, ln(m)/n)``. The same search on ``log y``
+wins only if its LOO MAPE is lower by ``min_improvement``. The final OLS fit (statsmodels)
+gives params, ``cov_params`` and the residual variance. The stored ``loo_mape`` is the LOO of
+the chosen design: the selection itself is not cross-validated, so it is optimistic.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -54,8 +65,8 @@ def fit_predictor(
                         hint="valid: " + ", ".join(names))
     active = list(dict.fromkeys(active))
     idx = [names.index(a) for a in active]
-    scales = [attribute_scale(float(reference[i]), levels.get(a, ())) for a, i in zip(active, idx,
-                                                                                      strict=True)]
+    scales = [attribute_scale(float(reference[i]), levels.get(a, ()))
+              for a, i in zip(active, idx, strict=True)]
     Z = X[:, idx] / np.asarray(scales) if idx else np.empty((y.size, 0))
     columns = {a: Z[:, j] for j, a in enumerate(active)}
     norm_levels = {a: _levels(levels.get(a), X[:, i]) / s
@@ -66,7 +77,10 @@ def fit_predictor(
     if opts.mode == "auto" and opts.log_response and np.all(y > 0):
         runs.append(("log", np.log(y / y_scale)))
     best: tuple[float, str, list[Term], list] | None = None
-    pool, smooth = _main_candidates(columns, norm_levels, opts.transforms)
+    pool, smooth, matrix = [], {}, None
+    if opts.mode == "auto":
+        pool, smooth = _main_candidates(columns, norm_levels, opts.transforms)
+        matrix = np.column_stack([c.column for c in pool]) if pool else None
     cache: dict = {}
     for response, r in runs:
         search = GreedySearch(r=r, y=y, weights=ape_weights(y), y_scale=y_scale,
@@ -75,7 +89,7 @@ def fit_predictor(
             terms = _paper(search, columns, norm_levels, opts)
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
-                               smooth, columns, cache)
+                               smooth, columns, cache, matrix)
         err, path = search.err, search.path
         # the log response must beat the identity one by min_improvement (prefer simple)
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
@@ -97,8 +111,7 @@ def fit_predictor(
               "path": [[label, round(e, 6)] for label, e in path]},
     )
     loo = mape(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
-    object.__setattr__(pred, "loo_mape", loo if np.isfinite(loo) else None)
-    return pred
+    return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
 
 
 def _levels(given: Sequence[float] | None, observed: np.ndarray) -> np.ndarray:

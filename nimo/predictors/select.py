@@ -3,19 +3,19 @@
 The current design is kept as an orthonormal basis Q (intercept first). For all candidate
 columns C at once: ``R = C - Q Q'C``, ``q = R/|R|``; adding ``q`` changes the fitted values by
 ``q (q'r)`` and the leverages by ``q^2``, so every candidate's LOO residuals
-``e_i / (1 - h_ii)`` cost a few vectorised passes over an n x m array. A candidate is
-rank-deficient (skipped) when ``|R| <= 1e-7 |C|``, which is what interactions look like in a
-one-attribute-at-a-time (L_max-I_1) sample.
+``e_i / (1 - h_ii)`` cost a few vectorised passes over an n x m array. A candidate that adds
+no rank (``|R| <= 1e-6 |C|``, e.g. a column already spanned) is skipped. Interactions are
+offered only where the sample identifies them (:mod:`nimo.predictors.interactions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nimo.model.features import Term
+from nimo.predictors.interactions import interaction_candidates
 
 RANK_TOL = 1e-7
 ZERO_ERROR = 1e-9  # LOO MAPE (%) below which nothing is left to explain
@@ -111,33 +111,35 @@ class GreedySearch:
         interactions: bool,
         transforms_of: dict[str, list[str]] | None = None,
         columns: dict[str, np.ndarray] | None = None,
-        pair_cache: dict[tuple[str, ...], np.ndarray] | None = None,
+        pair_cache: dict | None = None,
+        matrix: np.ndarray | None = None,
     ) -> list[Term]:
         """Add the best candidate while it cuts the LOO error by at least
         ``max(min_improvement, ln(m)/n)`` (m candidates evaluated, n samples).
 
         Interactions (products of the smooth transforms of two attributes already in the
-        model) become candidates only when identifiable: not in the span of the intercept
-        and all main-effect candidates of the two attributes (in an L_max-I_1 sample they
-        never are).
+        model) become candidates only when identifiable, see
+        :mod:`nimo.predictors.interactions` (in an L_max-I_1 sample they never are).
 
         Large problems (n x m > SCREEN_CELLS) are screened: the exact LOO error is computed
         only for the ``SCREEN`` valid candidates that most reduce the residual sum of squares
         (from the running projections ``P = Q'C``, updated by one row per accepted term).
+        ``matrix`` may hold the pool's columns already stacked (shared between searches).
         """
         cands = list(pool)
         pair_cache = {} if pair_cache is None else pair_cache
-        seen = {c.term.label for c in cands}
-        mains: dict[str, list[np.ndarray]] = {}
-        for c in cands:
-            if not c.term.is_interaction:
-                mains.setdefault(c.term.attrs[0], []).append(c.column)
+        seen = {c.term for c in cands}
+        done: set[tuple[str, str]] = set()
         n = self.r.size
-        C = np.column_stack([c.column for c in cands]) if cands else np.empty((n, 0))
-        P = self.Q.T @ C
-        cn2 = np.einsum("ij,ij->j", C, C)
-        ct = C.T @ self.r
-        alive = np.ones(len(cands), bool)
+        m = len(cands)
+        # candidate columns in a buffer with spare room for interactions
+        C = np.empty((n, m + 64))
+        if m:
+            C[:, :m] = matrix if matrix is not None else np.column_stack([c.column for c in cands])
+        P = self.Q.T @ C[:, :m]
+        cn2 = np.einsum("ij,ij->j", C[:, :m], C[:, :m])
+        ct = C[:, :m].T @ self.r
+        alive = np.ones(m, bool)
         while alive.any() and len(self.terms) < min(max_terms, n - 2) and self.err > ZERO_ERROR:
             qr = self.Q.T @ self.r
             rn2 = cn2 - np.einsum("ij,ij->j", P, P)
@@ -157,63 +159,23 @@ class GreedySearch:
             best = int(idx[j])
             alive[best] = False
             self.accept(cands[best], float(errs[j]))
-            P = np.vstack([P, self.Q[:, -1] @ C])
+            P = np.vstack([P, self.Q[:, -1] @ C[:, :m]])
             if interactions and columns is not None:
-                new = [c for c in self._interactions(transforms_of or {}, columns)
-                       if c.term.label not in seen and _identifiable(c, mains, pair_cache)]
+                new = [Candidate(t, col) for t, col in interaction_candidates(
+                    self.terms, transforms_of or {}, columns, pair_cache, done)
+                    if t not in seen]
                 if new:
-                    seen.update(c.term.label for c in new)
-                    Cn = np.column_stack([c.column for c in new])
+                    seen.update(c.term for c in new)
+                    k = len(new)
+                    if m + k > C.shape[1]:
+                        C = np.concatenate([C, np.empty((n, m + k))], axis=1)
+                    Cn = C[:, m:m + k]
+                    for i, c in enumerate(new):
+                        Cn[:, i] = c.column
                     cands += new
-                    C = np.column_stack([C, Cn])
+                    m += k
                     P = np.column_stack([P, self.Q.T @ Cn])
                     cn2 = np.concatenate([cn2, np.einsum("ij,ij->j", Cn, Cn)])
                     ct = np.concatenate([ct, Cn.T @ self.r])
-                    alive = np.concatenate([alive, np.ones(len(new), bool)])
+                    alive = np.concatenate([alive, np.ones(k, bool)])
         return list(self.terms)
-
-    def _interactions(
-        self, transforms_of: dict[str, list[str]], columns: dict[str, np.ndarray]
-    ) -> Iterable[Candidate]:
-        """Products of the smooth transforms of every pair of attributes already in the model
-        (hierarchy: both main effects first); hinge-only attributes contribute ``identity``."""
-        from nimo.model.features import Factor
-
-        chosen: dict[str, list[str]] = {}
-        for t in self.terms:
-            if not t.is_interaction:
-                f = t.factors[0]
-                chosen.setdefault(f.attr, [])
-                if f.knot is None and f.transform not in chosen[f.attr]:
-                    chosen[f.attr].append(f.transform)
-        attrs = list(chosen)
-        for i, a in enumerate(attrs):
-            for b in attrs[i + 1:]:
-                ta = chosen[a] or ["identity"]
-                tb = chosen[b] or ["identity"]
-                combos = {(x, y) for x in ta for y in tb} | {("identity", "identity")}
-                for x, y in sorted(combos):
-                    if x not in transforms_of.get(a, ()) or y not in transforms_of.get(b, ()):
-                        continue
-                    term = Term.interaction(Factor(a, x), Factor(b, y))
-                    yield Candidate(term, term.evaluate(columns))
-
-
-def _identifiable(
-    cand: Candidate, mains: dict[str, list[np.ndarray]], cache: dict[tuple[str, ...], np.ndarray]
-) -> bool:
-    """Whether an interaction column adds rank to [1, all main candidates of its attributes].
-
-    The orthonormal basis of that span is cached per attribute pair (``cache``, shareable
-    between the identity- and log-response searches, which use the same columns).
-    """
-    c = cand.column
-    key = cand.term.attrs
-    U = cache.get(key)
-    if U is None:
-        B = np.column_stack([np.ones_like(c)] + [col for a in key for col in mains.get(a, [])])
-        U, sv, _ = np.linalg.svd(B, full_matrices=False)
-        U = U[:, sv > 1e-10 * sv[0]]
-        cache[key] = U
-    res = c - U @ (U.T @ c)
-    return bool(np.linalg.norm(res) > RANK_TOL * 10 * np.linalg.norm(c))

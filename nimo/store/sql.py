@@ -204,7 +204,9 @@ class SqlStore:
             )
         ).first()
         if row is None:
-            row = t.AssignmentRow(campaign_id=cid, key=key, values=json.loads(key))
+            row = t.AssignmentRow(
+                campaign_id=cid, key=key, values={k: float(v) for k, v in assignment.items()}
+            )
             s.add(row)
             s.flush()
         assert row.id is not None
@@ -396,13 +398,16 @@ class SqlStore:
     # -- host leases -----------------------------------------------------------------
     def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str) -> bool:
         """Lease all ``hosts`` to ``campaign`` in one transaction, or none of them."""
-        now = time.time()
         wanted = sorted(set(hosts))
         try:
             with self.session_scope() as s:
-                for host in wanted:
-                    s.add(t.LeaseRow(host=host, campaign=campaign, owner=owner, acquired_at=now))
-                s.flush()
+                rows = [t.LeaseRow(host=h, campaign=campaign, owner=owner, acquired_at=0.0)
+                        for h in wanted]
+                s.add_all(rows)
+                s.flush()  # holds the write lock from here: timestamps are ordered
+                now = time.time()
+                for row in rows:
+                    row.acquired_at = now
                 for host in wanted:
                     s.add(t.LeaseLogRow(host=host, campaign=campaign, owner=owner, acquired_at=now))
         except StoreError as e:
@@ -412,7 +417,6 @@ class SqlStore:
         return True
 
     def release_hosts(self, campaign: str, owner: str | None = None) -> list[str]:
-        now = time.time()
         with self.session_scope() as s:
             q = select(t.LeaseRow).where(t.LeaseRow.campaign == campaign)
             if owner is not None:
@@ -421,6 +425,8 @@ class SqlStore:
             hosts = [r.host for r in rows]
             for r in rows:
                 s.delete(r)
+            s.flush()
+            now = time.time()
             for log in s.exec(
                 select(t.LeaseLogRow).where(
                     t.LeaseLogRow.campaign == campaign,

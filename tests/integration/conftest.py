@@ -112,7 +112,8 @@ def leftovers(conn, iface: str = "data0") -> dict[str, list[str]]:
         "mounts": [ln for ln in mounts.splitlines() if "nimo-" in ln and "fuse" in ln],
         "cgroups": cgs.split(),
         "dirs": dirs.split(),
-        "processes": [ln for ln in procs.splitlines() if "nimo-delayer.py" in ln],
+        "processes": [ln for ln in procs.splitlines()
+                      if "nimo-delayer.py" in ln or "ganesha.nfsd -f /tmp/nimo-" in ln],
     }
 
 

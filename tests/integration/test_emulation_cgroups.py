@@ -9,8 +9,8 @@ from workbench.exceptions import EmulationError
 
 pytestmark = pytest.mark.lab
 
-# A fixed amount of CPU work (not time-based), ~0.5-1 s at full speed on the lab machine.
-SPIN = ["python3", "-c", "x = 0\nfor i in range(6_000_000):\n    x += i * i"]
+# A fixed amount of CPU work (not time-based), ~1.5 s at full speed on the lab machine.
+SPIN = ["python3", "-c", "x = 0\nfor i in range(15_000_000):\n    x += i * i"]
 
 
 def _timed(conn, spec: CgroupSpec, run_id: str) -> tuple[float, object]:
@@ -27,8 +27,10 @@ def test_detects_cgroup_layout(compute):
 
 
 def test_half_cpu_share_doubles_cpu_bound_time(compute, assert_clean):
-    full = min(_timed(compute, CgroupSpec(cpus=1.0), f"full{i}")[0] for i in range(2))
-    runs = [_timed(compute, CgroupSpec(cpus=0.5), f"half{i}") for i in range(2)]
+    # weight: the lab shares 2 CPUs with whatever else runs; the quota must be the limit
+    full = min(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}")[0]
+               for i in range(2))
+    runs = [_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}") for i in range(2)]
     half = min(t for t, _ in runs)
     usage = runs[0][1]
     ratio = half / full

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nimo.exceptions import ModelError
+from nimo.exceptions import ConfigError, ModelError
 from nimo.model import CostModel, FittedPredictor, load_model
 from nimo.model.quantiles import norm_ppf, t_ppf, two_sided
 from nimo.predictors import fit_predictor
@@ -81,6 +81,8 @@ def test_missing_attribute_and_bad_predictors() -> None:
         model.predict({"cpu": 930.0, "mem": 512.0})
     with pytest.raises(ModelError, match="3 columns"):
         model.predict_many(np.ones((2, 2)))
+    with pytest.raises(ConfigError, match="level"):
+        model.predict_interval(REF, level=90)
     with pytest.raises(ModelError, match="lacks predictor"):
         CostModel(ATTRS, REF, "occupancy", {"T": FittedPredictor.constant("T", 1.0, NAMES)})
 
@@ -116,6 +118,10 @@ def test_load_errors(tmp_path: Path) -> None:
     d = json.loads(json.dumps(good))
     d["predictors"]["o_a"]["params"] = d["predictors"]["o_a"]["params"][:-1]
     with pytest.raises(ModelError, match="do not match"):
+        CostModel.from_dict(d)
+    d = json.loads(json.dumps(good))
+    d["predictors"]["o_d"]["target"] = "o_n"
+    with pytest.raises(ModelError, match="predictor 'o_d' has target 'o_n'"):
         CostModel.from_dict(d)
     d = json.loads(json.dumps(good))
     d["predictors"]["D"]["cov"] = "oops"

@@ -185,3 +185,38 @@ def test_options_from_dict() -> None:
         PredictorOptions.from_dict({"mode": "magic"})
     with pytest.raises(ConfigError, match="true or false"):
         PredictorOptions.from_dict({"interactions": "yes"})
+
+
+def test_step_cliff_needs_two_hinges() -> None:
+    X = oat("mem")
+    y = 2.0 + 3.0 * (X[:, 1] < 300.0)  # thrashing below a 300 MB working set: a step
+    p = fit("o_a", X, y, ["mem"])
+    assert len(p.terms) == 2 and all(t.factors[0].knot is not None for t in p.terms)
+    np.testing.assert_allclose(p.predict(X), y, atol=1e-9)
+
+
+def test_oat_plus_corner_rows_identify_the_interaction() -> None:
+    """L_max-I_1 rows plus the four 2-level corners (as a PB foldover would add)."""
+    corners = np.array([[c, 512.0, lat] for c in (451.0, 1396.0) for lat in (0.0, 18.0)])
+    X = np.vstack([oat("cpu"), oat("lat")[1:], corners])
+    f = lambda X: 1.0 + 400.0 / X[:, 0] + 0.02 * X[:, 2] * X[:, 0] / 930.0  # noqa: E731
+    p = fit("o_n", X, f(X), ["cpu", "lat"])
+    assert any(t.is_interaction for t in p.terms)
+    grid = np.array([[c, 512.0, lat] for c, lat in itertools.product(CPU, LAT)])
+    np.testing.assert_allclose(p.predict(grid), f(grid), rtol=1e-6)
+
+
+def test_interaction_candidates_only_where_identifiable() -> None:
+    from nimo.model.features import Term
+    from nimo.predictors.interactions import interaction_candidates
+
+    terms = [Term.main("cpu"), Term.main("lat")]
+    smooth = {"cpu": ["identity", "reciprocal"], "lat": ["identity"]}
+    oat_rows = np.vstack([oat("cpu"), oat("lat")[1:]]) / np.array(REF)
+    full = np.array(list(itertools.product(CPU, [512.0], LAT))) / np.array(REF)
+    for Z, expected in ((oat_rows, 0), (full, 2)):
+        cols = {a: Z[:, j] for j, a in enumerate(NAMES)}
+        done: set = set()
+        got = list(interaction_candidates(terms, smooth, cols, {}, done))
+        assert len(got) == expected
+        assert list(interaction_candidates(terms, smooth, cols, {}, done)) == []  # pair done

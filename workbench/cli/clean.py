@@ -22,7 +22,13 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
     hosts = {h.name: h for h in load_inventory_hosts(Path(args.inventory))}
     conns = [Connection.for_host(h, connect_timeout=5, retries=1) for h in hosts.values()]
-    results = map_hosts(conns, lambda c: clean(c, [hosts[c.name].data_iface]))
+    def peers(name: str) -> list[str]:
+        h = hosts[name]
+        if h.role == "compute":
+            return [hosts[h.peer].data_address] if h.peer in hosts else []
+        return [o.data_address for o in hosts.values() if o.peer == name]
+
+    results = map_hosts(conns, lambda c: clean(c, [hosts[c.name].data_iface], peers(c.name)))
     failed = 0
     for name, res in results.items():
         if isinstance(res, BaseException):

@@ -106,6 +106,11 @@ def _predicted_panel(ax: Any, points: list[tuple[float, float]]) -> None:
     ax.fill_between(line, line * 0.9, line * 1.1, color="grey", alpha=0.25, label="±10%")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import FormatStrFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(FormatStrFormatter("%g"))
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.grid(alpha=0.3, which="both")

@@ -9,12 +9,13 @@ Public API (stable)::
     NetworkSpec(delay_ms=0.0, rate_mbit=None)   # delay_ms = added ROUND-TRIP time on the link
       .rate_cmds(iface) / .netem_cmds(iface, delay_ms) / .teardown_cmds(iface)   -> list[argv]
     LinkEnd(conn, iface, peer_address)          # one end of a data link, reached over SSH
+    data_link(compute, compute_host, storage, storage_host) -> [LinkEnd, LinkEnd]  # inventory
     network_applied(ends, spec, *, run_id, python="python3") -> ctx manager yielding NetworkRecord
     apply_network(ends, spec, *, run_id, python="python3") -> AppliedNetwork  # .record, .teardown()
     NetworkRecord(spec, ends: tuple[EndRecord, ...], apply_s, teardown_s)
     EndRecord(host, iface, delay_method: "none"|"netem"|"nfqueue", delay_ms, rate_mbit, queue_num)
 
-    CgroupSpec(cpus=None, memory_mb=None, period_us=100_000)   # cpus=0.5 -> half of one CPU
+    CgroupSpec(cpus=None, memory_mb=None, period_us=100_000, weight=None)  # cpus=0.5: half a CPU
       .quota_us() -> int | None ; .memory_bytes() -> int | None
     detect_cgroups(conn) -> CgroupLayout(version: 1|2, mounts, own)
     create_cgroup(conn, spec, *, run_id) -> Cgroup
@@ -48,6 +49,7 @@ from workbench.emulation.network import (
     NetworkRecord,
     NetworkSpec,
     apply_network,
+    data_link,
     network_applied,
 )
 
@@ -64,6 +66,7 @@ __all__ = [
     "apply_network",
     "cgroup_applied",
     "create_cgroup",
+    "data_link",
     "detect_cgroups",
     "network_applied",
     "scope_name",

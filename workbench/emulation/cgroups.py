@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from workbench.emulation.common import read_files, run_checked, scope_name, write_files
+from workbench.emulation.common import read_files, run_checked, scope_name
 from workbench.exceptions import EmulationError
 from workbench.remote.connection import Connection
 
@@ -32,26 +33,41 @@ _KILL_SCRIPT = (
     "for i in $(seq 100); do p=$(cat \"$@\" 2>/dev/null | sort -u); "
     '[ -z "$p" ] && exit 0; kill -KILL $p 2>/dev/null; sleep 0.02; done; exit 1'
 )
-_RMDIR_SCRIPT = (
-    'for d; do for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null && break; '
+# Empty every directory (SIGKILL members), then rmdir it: sh -c SCRIPT nimo-rmcg DIR...
+_REMOVE_SCRIPT = (
+    'for d; do for i in $(seq 100); do p=$(cat "$d/cgroup.procs" 2>/dev/null); '
+    '[ -z "$p" ] && break; kill -KILL $p 2>/dev/null; sleep 0.02; done; '
+    'for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null && break; '
     'sleep 0.02; done; [ -d "$d" ] && { echo "cannot remove $d" >&2; exit 1; }; done; exit 0'
 )
+_MKDIR_WRITE_SCRIPT = (
+    'set -e; n=$1; shift; while [ "$n" -gt 0 ]; do mkdir -p "$1"; shift; n=$((n-1)); done; '
+    'while [ "$#" -gt 1 ]; do printf "%s\\n" "$2" > "$1"; shift 2; done'
+)
+_layouts: weakref.WeakKeyDictionary[Connection, CgroupLayout] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
 class CgroupSpec:
     """Limits for one run: ``cpus`` CPUs of quota (0.5 = half of one CPU, 2 = two CPUs) and
-    ``memory_mb`` of memory; ``None`` leaves a resource unlimited (but still accounted)."""
+    ``memory_mb`` of memory; ``None`` leaves a resource unlimited (but still accounted).
+
+    ``weight`` (1..10000, cgroup v2 units, default 100 = the kernel default) raises the run's
+    CPU priority against other load on a shared host, so the quota is what limits it.
+    """
 
     cpus: float | None = None
     memory_mb: float | None = None
     period_us: int = 100_000
+    weight: int | None = None
 
     def __post_init__(self) -> None:
         if self.cpus is not None and not self.cpus > 0:
             raise EmulationError(f"cpus must be > 0, got {self.cpus}")
         if self.memory_mb is not None and not self.memory_mb > 0:
             raise EmulationError(f"memory_mb must be > 0, got {self.memory_mb}")
+        if self.weight is not None and not 1 <= self.weight <= 10_000:
+            raise EmulationError(f"weight must be in 1..10000, got {self.weight}")
         if not 1000 <= self.period_us <= 1_000_000:
             raise EmulationError(f"period_us must be in 1000..1000000, got {self.period_us}")
 
@@ -72,6 +88,9 @@ class CgroupSpec:
             (f"{paths['cpu']}/cpu.cfs_period_us", str(self.period_us)),
             (f"{paths['cpu']}/cpu.cfs_quota_us", "-1" if quota is None else str(quota)),
         ]
+        if self.weight is not None:
+            shares = max(2, min(262_144, self.weight * 1024 // 100))
+            writes.append((f"{paths['cpu']}/cpu.shares", str(shares)))
         mem = self.memory_bytes()
         if mem is not None:
             writes.append((f"{paths['memory']}/memory.limit_in_bytes", str(mem)))
@@ -81,10 +100,13 @@ class CgroupSpec:
         """(file, value) writes for one cgroup v2 directory."""
         quota = self.quota_us()
         mem = self.memory_bytes()
-        return [
+        writes = [
             (f"{path}/cpu.max", f"{'max' if quota is None else quota} {self.period_us}"),
             (f"{path}/memory.max", "max" if mem is None else str(mem)),
         ]
+        if self.weight is not None:
+            writes.append((f"{path}/cpu.weight", str(self.weight)))
+        return writes
 
 
 @dataclass(frozen=True)
@@ -136,9 +158,14 @@ def parse_layout(text: str) -> CgroupLayout:
     )
 
 
-def detect_cgroups(conn: Connection) -> CgroupLayout:
-    """Detect the host's cgroup version and mount points (as seen by its sshd)."""
-    return parse_layout(conn.run(["sh", "-c", _DETECT_SCRIPT], timeout=30).stdout)
+def detect_cgroups(conn: Connection, *, refresh: bool = False) -> CgroupLayout:
+    """Detect the host's cgroup version and mount points (as seen by its sshd); cached per
+    connection unless ``refresh``."""
+    layout = None if refresh else _layouts.get(conn)
+    if layout is None:
+        layout = parse_layout(conn.run(["sh", "-c", _DETECT_SCRIPT], timeout=30).stdout)
+        _layouts[conn] = layout
+    return layout
 
 
 @dataclass(frozen=True)
@@ -188,12 +215,13 @@ class Cgroup:
     def apply(self) -> None:
         """Create the directories, write the limits and verify them by reading back."""
         dirs = list(self.paths.values())
-        run_checked(self.conn, ["mkdir", "-p", *dirs], f"creating cgroup {self.name}")
         if self.layout.version == 2:
             writes = self.spec.v2_writes(self.paths["unified"])
         else:
             writes = self.spec.v1_writes(self.paths)
-        write_files(self.conn, writes)
+        flat = [x for pair in writes for x in pair]
+        run_checked(self.conn, ["sh", "-c", _MKDIR_WRITE_SCRIPT, "nimo-cgset", str(len(dirs)),
+                                *dirs, *flat], f"creating cgroup {self.name}")
         got = read_files(self.conn, [p for p, _ in writes])
         for path, want in writes:
             have = (got.get(path) or ["<missing>"])[0].strip()
@@ -246,9 +274,8 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill all members and remove the directories; verified, idempotent."""
-        self.kill()
         run_checked(
-            self.conn, ["sh", "-c", _RMDIR_SCRIPT, "nimo-rmdir", *self.paths.values()],
+            self.conn, ["sh", "-c", _REMOVE_SCRIPT, "nimo-rmcg", *self.paths.values()],
             f"removing cgroup {self.name}",
         )
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.emulation.common import run_checked, scope_name
 from workbench.exceptions import EmulationError
@@ -99,11 +100,23 @@ def queue_number(name: str, iface: str) -> int:
 @dataclass(frozen=True)
 class LinkEnd:
     """One end of a data link: the host's connection, its data interface and the peer's
-    data-path address (the source of the packets this end receives)."""
+    data-path address (the source of the packets this end receives).
+
+    ``iface`` is checked against the host's route to ``peer_address``; when they differ (a
+    storage host with one link per compute host) the routed interface is used and recorded.
+    """
 
     conn: Connection
     iface: str
     peer_address: str
+
+
+def data_link(compute: Connection, compute_host: Any, storage: Connection,
+              storage_host: Any) -> list[LinkEnd]:
+    """Both ends of the data link between two inventory hosts (duck-typed: ``data_iface``,
+    ``data_address``)."""
+    return [LinkEnd(compute, compute_host.data_iface, storage_host.data_address),
+            LinkEnd(storage, storage_host.data_iface, compute_host.data_address)]
 
 
 @dataclass(frozen=True)
@@ -214,8 +227,20 @@ def network_applied(
 
 
 # -- one end --------------------------------------------------------------------------------
+def route_iface(conn: Connection, peer: str) -> str | None:
+    """The interface the host's kernel uses to reach ``peer`` (``ip route get``)."""
+    out = conn.run(["ip", "-o", "route", "get", peer], check=False, timeout=10).stdout.split()
+    return out[out.index("dev") + 1] if "dev" in out else None
+
+
 def _apply_end(st: _EndState, spec: NetworkSpec, delay_ms: float, python: str) -> None:
-    conn, iface = st.end.conn, st.end.iface
+    conn = st.end.conn
+    # the inventory names one data interface per host; a storage host wired to several
+    # compute hosts reaches each through its own link, so follow the route to the peer
+    routed = route_iface(conn, st.end.peer_address)
+    if routed and routed != st.end.iface and routed != "lo":
+        st.end = LinkEnd(conn, routed, st.end.peer_address)
+    iface = st.end.iface
     method = "none"
     queue = None
     for argv in spec.rate_cmds(iface):

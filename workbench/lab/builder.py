@@ -355,6 +355,9 @@ class Lab:
         """Remove everything the lab created; idempotent. Returns what was removed."""
         t0 = time.monotonic()
         removed: dict[str, Any] = {"pids": [], "netns": [], "cgroups": [], "dirs": []}
+        if not self.state_path.exists():  # never guess: another lab may use these names
+            removed["down_s"] = 0.0
+            return removed
         existing = netns_list()
         for h in self.hosts:
             if h.netns in existing:

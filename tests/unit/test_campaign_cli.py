@@ -1,0 +1,132 @@
+"""``nimo campaign|model|plot``: outputs on a real replay campaign, and bad input as one line
+with exit 2 and no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nimo.model import load_model
+from nimo.store import open_store
+from workbench.cli import main
+from workbench.synthetic import write_all
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> tuple[str, Path]:
+    root = tmp_path_factory.mktemp("cli")
+    write_all(root)
+    url = f"sqlite:///{root}/nimo.db"
+    for name, csv in (("cpu", "cpu_bound.csv"), ("io", "io_bound.csv")):
+        assert main(["replay", str(root / csv), "--store", url, "--name", name, "--quiet",
+                     "--external-test", "10", "--json", str(root / f"{name}.json")]) == 0
+    return url, root
+
+
+def test_status_log_list(campaign, capsys) -> None:
+    url, root = campaign
+    doc = json.loads((root / "cpu.json").read_text())
+    capsys.readouterr()
+    assert main(["campaign", "status", "cpu", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert "status    done" in out and f"done {doc['final']['runs']}" in out
+    assert main(["campaign", "log", "cpu", "--store", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 + doc["final"]["runs"]
+    assert lines[-1].split()[0] == str(doc["iterations"][-1]["run"])
+    assert main(["campaign", "list", "--store", url]) == 0
+    listed = [line.split()[:3] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert listed == [["cpu", "replay", "done"], ["io", "replay", "done"]]
+
+
+def test_json_document_shape(campaign) -> None:
+    _, root = campaign
+    doc = json.loads((root / "cpu.json").read_text())
+    assert set(doc) >= {"design", "iterations", "stopped_because", "final", "model"}
+    assert set(doc["final"]) >= {"external_mape_pct", "acquisition_s", "all_samples_s", "runs"}
+    it = doc["iterations"][-1]
+    assert set(it) >= {"run", "assignment", "purpose", "predictor", "acquisition_s",
+                       "internal_error_pct", "external_mape_pct"}
+    assert doc["final"]["external_mape_pct"] == it["external_mape_pct"]
+    assert doc["final"]["acquisition_s"] == it["acquisition_s"] < doc["final"]["all_samples_s"]
+
+
+def test_model_export_matches_the_campaign(campaign, tmp_path, capsys) -> None:
+    url, root = campaign
+    out = tmp_path / "m.json"
+    assert main(["model", "export", "cpu", "--store", url, "-o", str(out)]) == 0
+    doc = json.loads((root / "cpu.json").read_text())
+    model = load_model(out)
+    a = doc["iterations"][0]["assignment"]
+    from nimo.model import CostModel
+
+    assert model.predict(a) == pytest.approx(CostModel.from_dict(doc["model"]).predict(a),
+                                             rel=1e-12)
+    with open_store(url) as store:
+        n = len(store.models("cpu"))
+    assert main(["model", "export", "cpu", "--store", url, "--version", str(n + 5),
+                 "-o", str(out)]) == 2
+    assert f"no model version {n + 5}" in capsys.readouterr().err
+
+
+def test_plot_writes_a_png(campaign, tmp_path) -> None:
+    url, _ = campaign
+    out = tmp_path / "p.png"
+    assert main(["plot", "cpu", "io", "--store", url, "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["campaign", "status", "nope"],
+    ["campaign", "log", "nope"],
+    ["campaign", "resume", "nope"],
+    ["model", "export", "nope", "-o", "x.json"],
+    ["plot", "nope"],
+])
+def test_unknown_campaign(campaign, argv, capsys) -> None:
+    url, _ = campaign
+    assert main([*argv, "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no campaign named 'nope'" in err and "known: cpu, io" in err
+
+
+def test_unreachable_store(capsys) -> None:
+    url = "postgresql://nimo:hunter2@127.0.0.1:1/nimo"
+    assert main(["campaign", "list", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hunter2" not in err
+    assert "cannot open store postgresql://nimo:***@127.0.0.1:1/nimo" in err
+
+
+def test_bad_input_has_no_traceback(tmp_path) -> None:
+    """The same through a real process: exit 2, one line on stderr."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something-else"}')
+    cases = [
+        ["campaign", "status", "nope", "--store", f"sqlite:///{tmp_path}/x.db"],
+        ["campaign", "list", "--store", f"sqlite:///{tmp_path}/no/such/dir/x.db"],
+        ["predict", str(bad), "cpu_mhz=1"],
+    ]
+    for argv in cases:
+        proc = subprocess.run([sys.executable, "-m", "workbench", *argv], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 2, (argv, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_submit_queues_a_replay_campaign(campaign, tmp_path, capsys) -> None:
+    _, root = campaign
+    url = f"sqlite:///{tmp_path}/q.db"
+    assert main(["campaign", "submit", "q1", "--replay", str(root / "io_bound.csv"),
+                 "--hosts", "h1,h2", "--external-test", "5", "--store", url]) == 0
+    with open_store(url) as store:
+        info = store.campaign("q1")
+    assert info.status == "queued" and info.spec["hosts"] == ["h1", "h2"]
+    assert info.spec["dataset"]["external_test"] == 5 and info.spec["submitted"] is True
+    assert main(["campaign", "submit", "q1", "--replay", str(root / "io_bound.csv"),
+                 "--store", url]) == 2
+    assert "already exists" in capsys.readouterr().err
