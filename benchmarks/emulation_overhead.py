@@ -85,12 +85,14 @@ def main() -> int:
         full = NetworkSpec(delay_ms=10, rate_mbit=50)
 
         def whole_sequential() -> None:
+            # Algorithm 2's order: storage first (so the mount's SSH handshake is not slowed
+            # by the emulated delay), then the network, then the compute limits
             with contextlib.ExitStack() as s:
+                s.enter_context(dataset_mounted(compute, storage, str(lab.export_dir),
+                                                run_id=f"b{next(counter)}", **mount_kw))
                 s.enter_context(network_applied(ends, full, run_id=f"b{next(counter)}"))
                 s.enter_context(cgroup_applied(compute, CgroupSpec(cpus=0.5, memory_mb=256),
                                                run_id=f"b{next(counter)}"))
-                s.enter_context(dataset_mounted(compute, storage, str(lab.export_dir),
-                                                run_id=f"b{next(counter)}", **mount_kw))
 
         def whole_parallel() -> None:
             # the three kinds are independent: set up and tear down concurrently

@@ -56,6 +56,7 @@ class CampaignResult:
     model: Any = None
     all_samples_s: float | None = None
     final_extra: Mapping[str, Any] = field(default_factory=dict)
+    failed_streak: tuple[int, ...] = ()  # runs that stopped a broken campaign (run again)
 
     @property
     def external_mape_pct(self) -> float | None:
@@ -125,6 +126,7 @@ class Campaign:
         name: str = "campaign",
         design: Mapping[str, Any] | None = None,
         all_samples_s: float | None = None,
+        max_failed_in_row: int | None = 10,
     ) -> None:
         self.planner = planner
         self.runner = runner
@@ -134,13 +136,19 @@ class Campaign:
         self.design = dict(design or {})
         self.all_samples_s = all_samples_s
         self.records: list[IterationRecord] = []
+        self.max_failed_in_row = max_failed_in_row
+        self.failed_streak: list[int] = []
+        self.stopped_because: str | None = None
 
     def _notify(self, hook: str, *args: Any) -> None:
         for obs in self.observers:
             getattr(obs, hook)(*args)
 
     def step(self) -> bool:
-        """One ask/run/tell round; False once the planner has nothing more to run."""
+        """One ask/run/tell round; False once the planner has nothing more to run, or after
+        ``max_failed_in_row`` failed runs in a row (the workbench is broken, not the plan)."""
+        if self.stopped_because is not None:
+            return False
         batch = self.planner.ask()
         if not batch:
             return False
@@ -152,7 +160,11 @@ class Campaign:
             record = dataclasses.replace(record, external_mape_pct=mape_pct(model, self.external))
             self.records.append(record)
             self._notify("iteration", outcome, record, model)
-        return True
+            self.failed_streak = [] if outcome.ok else [*self.failed_streak, outcome.request.run]
+            if self.max_failed_in_row and len(self.failed_streak) >= self.max_failed_in_row:
+                self.stopped_because = (f"{len(self.failed_streak)} failed runs in a row "
+                                        f"(last: {outcome.reason})")
+        return self.stopped_because is None
 
     def run(self) -> CampaignResult:
         try:
@@ -166,14 +178,20 @@ class Campaign:
         return result
 
     def result(self, **final_extra: Any) -> CampaignResult:
+        model = current_model(self.planner)
+        if self.external and model is not None:
+            # The planner may refit after the last told run (e.g. when it stops); report the
+            # accuracy of the model it hands over.
+            final_extra.setdefault("external_mape_pct", mape_pct(model, self.external))
         return CampaignResult(
             name=self.name,
             design=self.design,
             iterations=tuple(self.records),
-            stopped_because=self.planner.stopped_because,
+            stopped_because=self.stopped_because or self.planner.stopped_because,
             model=current_model(self.planner),
             all_samples_s=self.all_samples_s,
             final_extra=final_extra,
+            failed_streak=tuple(self.failed_streak) if self.stopped_because else (),
         )
 
 
@@ -371,6 +389,10 @@ class StoreRecorder(Observer):
             self.store.save_model(self.name, record.run, model.to_dict())
 
     def finished(self, result: CampaignResult) -> None:
+        if result.failed_streak:  # a broken workbench: resume runs these again once fixed
+            self.store.reopen_runs(self.name, result.failed_streak)
+            self.store.set_status(self.name, "failed", stopped_because=result.stopped_because)
+            return
         self.store.set_status(self.name, "done", stopped_because=result.stopped_because or "")
 
     def aborted(self, error: BaseException) -> None:

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -97,7 +98,7 @@ def launch_live(
     ``final.holdout_mape_pct`` and ``final.overhead_s_per_run``."""
     runner = open_live_runner(inventory_path)
     spec = {"inventory": str(Path(inventory_path).resolve()), "holdout": int(holdout),
-            "hosts": list(getattr(runner, "hosts", ()) or ())}
+            "hosts": list(getattr(getattr(runner, "inventory", None), "host_names", ()))}
     return _launch("live", runner, design, seed, spec, store_url, name, json_out, progress)
 
 
@@ -267,8 +268,11 @@ def open_runner_for(info: CampaignInfo) -> Runner:
 
 
 def open_live_runner(inventory_path: str | Path) -> Runner:
-    from workbench.executor import open_runner
-
+    try:
+        from workbench.executor import open_runner
+    except ImportError as e:
+        raise ConfigError("live campaigns need workbench.executor, which failed to import",
+                          hint=str(e)) from None
     return open_runner(inventory_path)
 
 
@@ -299,7 +303,11 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
     """Sweep ``nimo-`` leftovers of the runs a crash interrupted (``workbench.clean``)."""
     from workbench import clean
 
-    clean.clean_inventory(info.spec["inventory"])
+    runs = ", ".join(str(r.run) for r in interrupted)
+    for host, report in clean.clean_inventory(info.spec["inventory"]).items():
+        if isinstance(report, BaseException):
+            print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
+                  f"{report}", file=sys.stderr)
 
 
 def _refuse_if_alive(info: CampaignInfo) -> None:

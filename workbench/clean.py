@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from workbench.emulation.common import host_token
 from workbench.emulation.network import iptables_cmd, list_qdiscs, route_iface
@@ -128,3 +129,29 @@ def _clean_iptables(conn: Connection) -> list[str]:
             conn.run(iptables_cmd("-D", tokens), check=False, timeout=30)
             removed.append(line)
     return removed
+
+
+def clean_inventory(path: str | Path) -> dict[str, CleanReport | BaseException]:
+    """Run :func:`clean` on every host of an inventory file, concurrently.
+
+    Each host's data interface is swept, plus the interfaces that route to its peers' data
+    addresses (a storage host has one link per compute host). Returns ``{host: report or the
+    exception}``; never raises for a single unreachable host.
+    """
+    from workbench.inventory import load_inventory_hosts
+    from workbench.remote.group import map_hosts
+
+    hosts = {h.name: h for h in load_inventory_hosts(Path(path))}
+
+    def peers(name: str) -> list[str]:
+        h = hosts[name]
+        if h.role == "compute":
+            return [hosts[h.peer].data_address] if h.peer in hosts else []
+        return [o.data_address for o in hosts.values() if o.peer == name]
+
+    conns = [Connection.for_host(h, connect_timeout=5, retries=1) for h in hosts.values()]
+    try:
+        return map_hosts(conns, lambda c: clean(c, [hosts[c.name].data_iface], peers(c.name)))
+    finally:
+        for c in conns:
+            c.close()

@@ -552,3 +552,14 @@ def _policies(c: _Ctx, raw: Any) -> Policies:
         max_failures=None if mf is None else c.integer(mf, "policies.max_failures", 0),
         retries=c.integer(m.get("retries", 1), "policies.retries", 0, 10),
     )
+
+
+def render_argv(template: Sequence[str], values: Mapping[str, object]) -> list[str]:
+    """Fill ``{placeholders}`` of an argv template; each element stays ONE argv item, so no
+    value is ever parsed by a shell. Floats print without a trailing ``.0``."""
+    shown = {k: (f"{v:g}" if isinstance(v, float) else str(v)) for k, v in values.items()}
+    try:
+        return [item.format_map(shown) for item in template]
+    except KeyError as e:
+        raise InventoryError(f"placeholder {{{e.args[0]}}} has no value",
+                             hint=_valid(sorted(shown))) from None

@@ -202,7 +202,11 @@ class NimoPlanner(BasePlanner):
                     self.notes.append(f"run {self._next_run}: switching to uncertainty sampling")
                     continue
                 self._exhausted.add(f)
+                for a in self.attribute_order[f]:  # measured already: joins f at no cost
+                    if a not in self.learner.active[f]:
+                        self.learner.active[f].append(a)
                 if len(self._exhausted) == len(self.predictors):
+                    self.learner.refit()
                     break
                 self.rr += 1
                 continue
@@ -211,7 +215,7 @@ class NimoPlanner(BasePlanner):
                 self._attr_done.add(attr)
                 continue
             return [self._request(a, "train", f)]
-        return self._stop("no candidate assignment left to learn from")
+        return self._stop("no candidate assignment left that the sampling strategy can choose")
 
     COVERAGE_LEVELS = 4
 
@@ -255,17 +259,18 @@ class NimoPlanner(BasePlanner):
         return self._add_next(f)
 
     def _add_next(self, f: str) -> str | None:
+        """Add the next attribute of f's order (cycling, as the paper does once all are in).
+        An attribute whose levels around the reference are all measured already joins f
+        at no cost, and the next one is tried."""
         order = self.attribute_order[f]
         open_attrs = [a for a in order if a not in self._attr_done]
-        if not open_attrs:
-            return None
         for step in range(len(order)):
             attr = order[(self.cursor[f] + step) % len(order)]
+            if attr not in self.learner.active[f]:
+                self.learner.active[f].append(attr)
             if attr in self._attr_done or (attr == self.current[f] and len(open_attrs) > 1):
                 continue
             self.cursor[f] = (self.cursor[f] + step + 1) % len(order)
-            if attr not in self.learner.active[f]:
-                self.learner.active[f].append(attr)
             self.current[f] = attr
             self.on_current[f] = 0
             return attr

@@ -146,14 +146,18 @@ class Learner:
         {"mode": "auto", "transforms": ["identity", "reciprocal", "log"], "final_fit": "numpy"},
     )
 
-    def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
-        """Predicted T at rows X by the fitted model and by alternative fits of every
-        predictor (other transform families); rows = members. Where they disagree, the
-        data do not pin the model down. With ``plausible_only``, members whose LOO error of
-        T is much worse than the fitted model's (> max(1.5x, +2 points)) are left out."""
-        out = [self.model().predict_many(X)]
-        best, _ = self.loo_errors()
+    def _committee_fits(self) -> list[tuple[dict[str, FittedPredictor], float | None]]:
+        """Alternative fits (and their LOO error of T), cached: refitted whenever the data
+        changed, but above 100 samples only every 5th sample (a slightly stale committee
+        still points at where the data are thin, at a fifth of the cost)."""
+        n = self.n
+        key = tuple(tuple(v) for v in self.active.values())
+        cached = getattr(self, "_committee_cache", None)
+        if cached is not None and cached[1] == key and (
+                cached[0] == n or (n > 100 and n - cached[0] < 5)):
+            return cached[2]
         Xt, names = self.X, self.space.names
+        out = []
         for variant in self.COMMITTEE:
             opts = PredictorOptions.from_dict(variant)
             fits = {}
@@ -162,12 +166,23 @@ class Learner:
                 fits[p] = fit_predictor(TARGET_OF[p], Xt, y, names, self.active[p],
                                         self.reference, self.ref_values.get(p, float(np.mean(y))),
                                         self._levels, opts)
-            if plausible_only and best is not None:
-                loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
-                       for p in self.predictor_names}
-                err = pct_error(self.T(), self.combine(loo))
-                if not err <= max(1.5 * best, best + 2.0):
-                    continue
+            loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
+                   for p in self.predictor_names}
+            out.append((fits, pct_error(self.T(), self.combine(loo)) if n > 1 else None))
+        self._committee_cache = (n, key, out)
+        return out
+
+    def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        """Predicted T at rows X by the fitted model and by alternative fits of every
+        predictor (other transform families); rows = members. Where they disagree, the
+        data do not pin the model down. With ``plausible_only``, members whose LOO error of
+        T is much worse than the fitted model's (> max(1.5x, +2 points)) are left out."""
+        out = [self.model().predict_many(X)]
+        best, _ = self.loo_errors() if plausible_only else (None, None)
+        for fits, err in self._committee_fits():
+            if plausible_only and best is not None and not (
+                    err is not None and err <= max(1.5 * best, best + 2.0)):
+                continue
             out.append(self.combine({p: f.predict(X) for p, f in fits.items()}))
         return np.asarray(out)
 

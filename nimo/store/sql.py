@@ -60,7 +60,7 @@ def check_transition(run: int, old: RunStatus, old_reason: str | None, new: RunS
     """Guard of the run lifecycle (see ``RunStatus``): forward only; a finished run stays
     finished, except one failed as ``interrupted``, which may be run again."""
     if old.finished:
-        if old is RunStatus.FAILED and old_reason == INTERRUPTED:
+        if old is RunStatus.FAILED and (old_reason or "").startswith(INTERRUPTED):
             return
         raise StoreError(f"run {run} is already {old.value}; it cannot become {new.value}")
     if not new.finished and _ORDER.index(new) < _ORDER.index(old):
@@ -232,7 +232,9 @@ class SqlStore:
                         predictor=req.predictor, status=RunStatus.QUEUED.value,
                         updated_at=time.time(),
                     )
-                elif row.status == RunStatus.FAILED.value and row.reason == INTERRUPTED:
+                elif row.status == RunStatus.FAILED.value and (row.reason or "").startswith(
+                    INTERRUPTED
+                ):
                     row.assignment_id = self._assignment_id(s, cid, req.assignment)
                     row.status, row.reason = RunStatus.QUEUED.value, None
                     row.attempts += 1
@@ -325,6 +327,18 @@ class SqlStore:
                 s.add(row)
             hit = {row.run for row in rows}
         return [r for r in self.runs(name) if r.run in hit]
+
+    def reopen_runs(self, name: str, runs: Iterable[int]) -> None:
+        """Let failed runs be run again by a resume (reason becomes ``interrupted (...)``)."""
+        wanted = set(runs)
+        with self.session_scope() as s:
+            cid = self._campaign(s, name).id
+            for row in s.exec(select(t.RunRow).where(t.RunRow.campaign_id == cid)).all():
+                if row.run in wanted and row.status == RunStatus.FAILED.value:
+                    if not (row.reason or "").startswith(INTERRUPTED):
+                        row.reason = f"{INTERRUPTED} ({row.reason})"
+                    row.updated_at = time.time()
+                    s.add(row)
 
     def samples(self, name: str) -> list[tuple[int, Sample]]:
         return [(r.run, r.sample) for r in self.runs(name) if r.sample is not None]

@@ -51,7 +51,7 @@ class StoredRun:
 
     @property
     def interrupted(self) -> bool:
-        return self.status is RunStatus.FAILED and self.reason == INTERRUPTED
+        return self.status is RunStatus.FAILED and (self.reason or "").startswith(INTERRUPTED)
 
     @property
     def final(self) -> bool:

@@ -28,6 +28,21 @@ def _lab_possible() -> str | None:
     return None
 
 
+def _reap_stale(prefix: str) -> None:
+    """Remove a lab left by a killed test session (namespaces, their processes, bridge)."""
+    import shutil
+
+    from workbench.lab.netns import netns_list, netns_pids, sh, terminate
+
+    for ns in netns_list():
+        if ns.startswith(prefix):
+            terminate(netns_pids(ns))
+            sh(["ip", "netns", "del", ns], check=False)
+            shutil.rmtree(Path("/etc/netns") / ns, ignore_errors=True)
+    if Path(f"/sys/class/net/{prefix}br0").exists():
+        sh(["ip", "link", "del", f"{prefix}br0"], check=False)
+
+
 @contextlib.contextmanager
 def claim_lab_slot() -> Iterator[tuple[str, str]]:
     """Hold an exclusive (prefix, subnet base) slot for this process: ('nt3-', '10.203')."""
@@ -44,13 +59,7 @@ def claim_lab_slot() -> Iterator[tuple[str, str]]:
             f.close()
             continue
         prefix = f"nt{n}-"
-        if Path(f"/sys/class/net/{prefix}br0").exists():  # stale lab from a killed session
-            from workbench.lab.netns import netns_list
-
-            stale = [ns for ns in netns_list() if ns.startswith(prefix)]
-            if stale:
-                f.close()
-                continue
+        _reap_stale(prefix)  # we hold the slot's lock: whoever built that lab is gone
         try:
             yield prefix, f"10.{200 + n}"
         finally:

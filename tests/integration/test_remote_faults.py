@@ -124,3 +124,13 @@ def test_dropped_connection_mid_command(lab):
     assert str(err).startswith("compute1: connection dropped")
     assert conn.run(["true"]).ok  # the next call reconnects
     conn.close()
+
+
+def test_invalid_key_file_is_not_retried(lab, tmp_path):
+    key = tmp_path / "garbage_key"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n"
+                   "-----END OPENSSH PRIVATE KEY-----\n")
+    conn = _conn(lab, key_file=key, retries=3)
+    with pytest.raises(HostError, match="compute1: "):
+        conn.open()
+    assert conn.attempts == 1

@@ -105,5 +105,5 @@ def test_serve_shares_no_host_and_survives_sigkill(tmp_path: Path) -> None:
             (r.run, dict(r.assignment), r.sample.T) for r in ref_runs]
         assert all(r.status is RunStatus.DONE for r in runs)
         m, rm = CostModel.from_dict(model), CostModel.from_dict(ref_model)
-        X = np.array([[float(v) for v in r.assignment.values()] for r in ref_runs])
+        X = np.array([[r.assignment[n] for n in rm.names] for r in ref_runs])
         np.testing.assert_allclose(m.predict_many(X), rm.predict_many(X), rtol=1e-9)

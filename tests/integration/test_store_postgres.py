@@ -36,3 +36,50 @@ def test_postgres_driver_is_psycopg3() -> None:
         assert store.engine.dialect.driver == "psycopg"
     finally:
         store.close()
+
+
+@pytest.mark.slow
+def test_replay_campaign_killed_and_resumed_on_postgres(tmp_path) -> None:
+    """The whole path on PostgreSQL: `nimo replay` killed mid-way, `nimo campaign resume`."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from nimo.samples import RunStatus
+    from workbench.synthetic import write_all
+
+    write_all(tmp_path)
+    name = f"pg-crash-{uuid.uuid4().hex[:8]}"
+    args = ["replay", str(tmp_path / "saturating.csv"), "--external-test", "10",
+            "--design", "paper-default", "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args, "--store", URL,
+                             "--name", name], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    store = open_store(URL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, "finished before kill"
+            try:
+                if len(store.samples(name)) >= 5:
+                    break
+            except Exception:  # not created yet
+                pass
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done_before = len(store.samples(name))
+        resumed = subprocess.run([sys.executable, "-m", "workbench", "campaign", "resume", name,
+                                  "--store", URL, "--quiet"], capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+        ref_db = tmp_path / "ref.db"
+        subprocess.run([sys.executable, "-m", "workbench", *args, "--store",
+                        f"sqlite:///{ref_db}", "--name", "ref"], check=True, capture_output=True)
+        with open_store(f"sqlite:///{ref_db}") as ref:
+            expected = [(r.run, dict(r.assignment), r.sample.T) for r in ref.runs("ref")]
+        runs = store.runs(name)
+        assert [(r.run, dict(r.assignment), r.sample.T) for r in runs] == expected
+        assert all(r.status is RunStatus.DONE for r in runs)
+        assert done_before >= 5 and store.campaign(name).status == "done"
+    finally:
+        store.close()

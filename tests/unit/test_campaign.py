@@ -132,3 +132,10 @@ def test_retrying_runner_reports_only_the_last_try() -> None:
     assert runner.retried == [2, 3] and inner.ran == [1, 2, 3, 2, 3]
     once = RetryingRunner(HostRunner("c", ["h1"], HostBoard(), delay_s=0, flaky=[1]), 1)
     assert once.run(reqs[0]).reason == "flaky"
+
+
+def test_a_broken_workbench_stops_the_campaign() -> None:
+    result = Campaign(FakePlanner(3, budget=8), FakeRunner(fail=range(3, 100)),
+                      max_failed_in_row=4).run()
+    assert [r.run for r in result.iterations] == [1, 2, 3, 4, 5, 6]
+    assert result.stopped_because == "4 failed runs in a row (last: host vanished)"

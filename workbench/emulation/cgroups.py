@@ -40,7 +40,7 @@ _REMOVE_SCRIPT = (
     'for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null && break; '
     'sleep 0.02; done; [ -d "$d" ] && { echo "cannot remove $d" >&2; exit 1; }; done; exit 0'
 )
-_MKDIR_WRITE_SCRIPT = (
+_MKDIR_WRITE_SCRIPT = (  # sh -c SCRIPT nimo-cgset N DIR1..DIRN FILE VALUE FILE VALUE ...
     'set -e; n=$1; shift; while [ "$n" -gt 0 ]; do mkdir -p "$1"; shift; n=$((n-1)); done; '
     'while [ "$#" -gt 1 ]; do printf "%s\\n" "$2" > "$1"; shift 2; done'
 )
@@ -215,11 +215,15 @@ class Cgroup:
     def apply(self) -> None:
         """Create the directories, write the limits and verify them by reading back."""
         dirs = list(self.paths.values())
+        enable: list[tuple[str, str]] = []
         if self.layout.version == 2:
             writes = self.spec.v2_writes(self.paths["unified"])
+            # v2 only offers cpu.max/memory.max in a child if the parent delegates them
+            parent = self.layout.parent_dirs()["unified"]
+            enable = [(f"{parent}/cgroup.subtree_control", "+cpu +memory")]
         else:
             writes = self.spec.v1_writes(self.paths)
-        flat = [x for pair in writes for x in pair]
+        flat = [x for pair in enable + writes for x in pair]
         run_checked(self.conn, ["sh", "-c", _MKDIR_WRITE_SCRIPT, "nimo-cgset", str(len(dirs)),
                                 *dirs, *flat], f"creating cgroup {self.name}")
         got = read_files(self.conn, [p for p, _ in writes])

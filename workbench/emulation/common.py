@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from workbench.exceptions import EmulationError
 from workbench.remote.connection import Connection
@@ -15,8 +15,6 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _TOKEN_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _tokens: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
-# Static scripts: values are passed as positional parameters, never spliced into the text.
-WRITE_SCRIPT = 'set -e; while [ "$#" -gt 1 ]; do printf "%s\\n" "$2" > "$1"; shift 2; done'
 
 
 def check_run_id(run_id: str) -> str:
@@ -44,21 +42,6 @@ def host_token(conn: Connection) -> str:
 def scope_name(conn: Connection, run_id: str) -> str:
     """``nimo-<run_id>.<hosttoken>``: the name of every resource a run creates on a host."""
     return f"{PREFIX}{check_run_id(run_id)}.{host_token(conn)}"
-
-
-def write_files(conn: Connection, pairs: Iterable[tuple[str, str]]) -> None:
-    """Write each value to its file, in order, in one remote command."""
-    flat: list[str] = []
-    for path, value in pairs:
-        flat += [path, str(value)]
-    if not flat:
-        return
-    try:
-        conn.run(["sh", "-c", WRITE_SCRIPT, "nimo-write", *flat], timeout=30)
-    except CommandFailed as e:
-        raise EmulationError(
-            f"{conn.name}: writing {flat[0::2]} failed: {e.result.stderr.strip()}"
-        ) from None
 
 
 def read_files(conn: Connection, paths: Sequence[str]) -> dict[str, list[str]]:

@@ -24,6 +24,10 @@ from netfilterqueue import COPY_META, NetfilterQueue
 PR_SET_PDEATHSIG = 1
 
 
+class Stop(Exception):
+    """Raised by the SIGTERM/SIGINT handler."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="nimo-delayer")
     ap.add_argument("--queue", type=int, required=True)
@@ -35,9 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     delay = args.delay_ms / 1000.0
     held: collections.deque = collections.deque()
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+
+    def stop(*_: object) -> None:  # raising interrupts select() at once
+        raise Stop
 
     def hold(pkt) -> None:  # FIFO: arrival order = release order, so no reordering
         held.append((time.monotonic() + delay, pkt))
@@ -49,15 +53,19 @@ def main(argv: list[str] | None = None) -> int:
             f.write(f"{os.getpid()}\n")
     print(f"nimo-delayer ready queue={args.queue} delay_ms={args.delay_ms}", flush=True)
     fd = nfq.get_fd()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     try:
-        while not stop:
+        while True:
             now = time.monotonic()
             while held and held[0][0] <= now:
                 held.popleft()[1].accept()
-            wait = max(0.0, held[0][0] - now) if held else 0.05
+            wait = max(0.0, held[0][0] - now) if held else 1.0
             ready, _, _ = select.select([fd], [], [], wait)
             if ready:
                 nfq.run(block=False)
+    except Stop:
+        pass
     finally:
         while held:
             held.popleft()[1].accept()

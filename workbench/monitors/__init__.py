@@ -25,8 +25,8 @@ from workbench.monitors.counters import read_counters
 from workbench.monitors.sysstat import SarMonitor, find_sadc
 from workbench.remote import Connection
 
-__all__ = ["CaptureResult", "Endpoint", "MonitorReport", "PacketCapture", "RunMonitors", "SarMonitor",
-           "find_sadc", "read_counters"]
+__all__ = ["CaptureResult", "Endpoint", "MonitorReport", "PacketCapture", "RunMonitors",
+           "SarMonitor", "find_sadc", "read_counters"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class MonitorReport:
     capture_storage: CaptureResult | None = None
     start_s: float = 0.0
     stop_s: float = 0.0
+    analysis_s: float = 0.0
     errors: list[str] = field(default_factory=list)
 
 
@@ -121,12 +122,31 @@ class RunMonitors:
             with contextlib.suppress(Exception):
                 obj.cleanup()
 
-    def stop(self) -> MonitorReport:
-        """Read the counters, stop the monitors and analyse their output (in parallel)."""
+    def halt(self) -> None:
+        """Right after G: read the data counters and stop sadc/dumpcap (fast, in parallel)."""
         t0 = time.monotonic()
-        after = read_counters(self.compute.conn, self.compute.iface)
+        tasks: dict[str, Callable[[], Any]] = {
+            "counters": lambda: read_counters(self.compute.conn, self.compute.iface)}
+        for role, m in self.sar.items():
+            tasks[f"sar_{role}"] = m.halt
+        for role, c in self.captures.items():
+            tasks[f"capture_{role}"] = c.halt
+        got = _parallel(tasks)
+        after = got.pop("counters")
+        if isinstance(after, BaseException):
+            raise after
         if self._before is not None:
             self.report.data = after - self._before
+        for key, value in got.items():
+            if isinstance(value, BaseException):
+                self.report.errors.append(f"{key} stop: {value}")
+                self._drop(key)
+        self.report.stop_s = time.monotonic() - t0
+
+    def analyse(self) -> MonitorReport:
+        """Summarise what sadc and dumpcap recorded (sadf, tshark; slow part, in parallel).
+        May run while the emulation is being torn down."""
+        t0 = time.monotonic()
         tasks: dict[str, Callable[[], Any]] = {}
         for role, m in self.sar.items():
             tasks[f"sar_{role}"] = m.stop
@@ -134,11 +154,16 @@ class RunMonitors:
             tasks[f"capture_{role}"] = c.stop
         for key, value in _parallel(tasks).items():
             if isinstance(value, BaseException):
-                self.report.errors.append(f"{key} stop: {value}")
+                self.report.errors.append(f"{key} analysis: {value}")
             else:
                 setattr(self.report, key, value)
-        self.report.stop_s = time.monotonic() - t0
+        self.report.analysis_s = time.monotonic() - t0
         return self.report
+
+    def stop(self) -> MonitorReport:
+        """``halt()`` then ``analyse()``."""
+        self.halt()
+        return self.analyse()
 
     def cleanup(self) -> None:
         """Kill leftover monitor processes and delete their files on every host."""

@@ -54,11 +54,15 @@ class PacketCapture:
         raise RuntimeError(f"{self.conn.name}: dumpcap on {self.iface} did not start: "
                            f"{res.stderr.strip()[-200:]}")
 
-    def stop(self) -> CaptureResult:
-        """Stop dumpcap and analyse the capture file in one tshark pass."""
+    def halt(self) -> None:
+        """Stop dumpcap (the capture file stays for :meth:`stop`)."""
         if self._proc is not None:
             self._proc.stop(timeout=3.0)
             self._proc = None
+
+    def stop(self) -> CaptureResult:
+        """Stop dumpcap and analyse the capture file in one tshark pass."""
+        self.halt()
         t0 = time.monotonic()
         argv = ["tshark", "-n", "-r", self.path, "-Y", "tcp.analysis.ack_rtt", "-T", "fields",
                 "-e", "ip.src", "-e", "tcp.srcport", "-e", "tcp.analysis.ack_rtt",

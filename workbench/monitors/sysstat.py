@@ -31,11 +31,15 @@ class SarMonitor:
     def start(self) -> None:
         self._proc = self.conn.start([self.sadc, "-S", "XALL", str(self.interval_s), self.path])
 
-    def stop(self) -> SarSummary | None:
-        """Stop sadc and summarise its file (None when it recorded nothing)."""
+    def halt(self) -> None:
+        """Stop sadc (its file stays for :meth:`stop`)."""
         if self._proc is not None:
             self._proc.stop(timeout=2.0)
             self._proc = None
+
+    def stop(self) -> SarSummary | None:
+        """Stop sadc and summarise its file (None when it recorded nothing)."""
+        self.halt()
         r = self.conn.run(["sadf", "-j", self.path, *SADF_ARGS], check=False, timeout=30)
         if not r.ok or not r.stdout.strip():
             return None

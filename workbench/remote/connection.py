@@ -1,8 +1,8 @@
 """A persistent, lazily opened SSH connection to one host (paramiko, key auth only).
 
 Every remote command is an argv list; :func:`command_line` is the ONE place that turns an argv
-into the string the remote shell parses (``shlex.join``), so no inventory value ever reaches a
-shell unquoted.
+into the string the remote shell parses (``shlex.join`` via ``quote_argv``), so no inventory
+value ever reaches a shell unquoted.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from typing import Any
 import paramiko
 
 from workbench.exceptions import HostError
-from workbench.remote.result import CommandFailed, CommandResult, CommandTimeout, as_argv
+from workbench.remote.result import (
+    CommandFailed,
+    CommandResult,
+    CommandTimeout,
+    as_argv,
+    quote_argv,
+)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
@@ -51,14 +57,7 @@ def command_line(
         full = ["env", *(f"{k}={v}" for k, v in env.items()), *full]
     if announce_pid:
         full = ["sh", "-c", 'echo "$$"; exec "$@"', "nimo-start", *full]
-    return shlex_join(full)
-
-
-def shlex_join(argv: Sequence[str]) -> str:
-    """``shlex.join`` (kept behind one name so the rule "quote in one place" is greppable)."""
-    import shlex
-
-    return shlex.join(argv)
+    return quote_argv(full)
 
 
 class Connection:
@@ -185,20 +184,27 @@ class Connection:
                 f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
                 hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}",
             ) from None
+        except paramiko.PasswordRequiredException:
+            client.close()
+            raise HostError(f"{self.name}: key file {self.key_file} is encrypted") from None
         except paramiko.AuthenticationException as e:
             client.close()
             raise HostError(
                 f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})"
             ) from None
         except paramiko.SSHException as e:
+            transport = client.get_transport()
+            handshake_done = bool(transport and transport.is_active())
             client.close()
             if "not found in known_hosts" in str(e):
                 raise HostError(
                     f"{self.name}: host key of {self.address} is not in "
                     f"{self.known_hosts or 'known_hosts'}"
                 ) from None
-            if isinstance(e, paramiko.ssh_exception.PasswordRequiredException):
-                raise HostError(f"{self.name}: key file {self.key_file} is encrypted") from None
+            if handshake_done:  # failed while authenticating: not transient
+                raise HostError(
+                    f"{self.name}: cannot authenticate with key {self.key_file}: {e}"
+                ) from None
             raise
         except (OSError, EOFError):
             client.close()
@@ -268,7 +274,7 @@ class Connection:
         except OSError as e:
             self._note_drop()
             raise HostError(
-                f"{self.name}: connection dropped while running `{shlex_join(frozen)}`: {e}"
+                f"{self.name}: connection dropped while running `{quote_argv(frozen)}`: {e}"
             ) from None
         finally:
             chan.close()
@@ -277,7 +283,7 @@ class Connection:
         if code in (None, -1) and not self.is_open:
             self._note_drop()
             raise HostError(
-                f"{self.name}: connection dropped while running `{shlex_join(frozen)}`",
+                f"{self.name}: connection dropped while running `{quote_argv(frozen)}`",
                 hint="the SSH session ended before the command reported an exit status",
             )
         result = CommandResult(self.name, frozen, -1 if code is None else code, out, err, duration)
@@ -308,7 +314,7 @@ class Connection:
         except (paramiko.SSHException, OSError, EOFError) as e:
             self._note_drop()
             raise HostError(
-                f"{self.name}: connection dropped before `{shlex_join(argv)}` could start: "
+                f"{self.name}: connection dropped before `{quote_argv(argv)}` could start: "
                 f"{_describe(e)}"
             ) from None
 
@@ -377,7 +383,7 @@ class RemoteProcess:
         self._thread = threading.Thread(target=self._pump, daemon=True, name=f"nimo-{conn.name}")
         self._thread.start()
         if not self._pid_ready.wait(conn.connect_timeout) or self.pid < 0:
-            raise HostError(f"{conn.name}: `{shlex_join(argv)}` did not start")
+            raise HostError(f"{conn.name}: `{quote_argv(argv)}` did not start")
 
     def _pump(self) -> None:
         buf = b""
@@ -425,7 +431,7 @@ class RemoteProcess:
         """Wait for exit; raise :class:`HostError` if still running after ``timeout``."""
         self._thread.join(timeout)
         if self._thread.is_alive():
-            raise HostError(f"{self.host}: `{shlex_join(self.argv)}` still running")
+            raise HostError(f"{self.host}: `{quote_argv(self.argv)}` still running")
         return self._result()
 
     def _result(self) -> CommandResult:

@@ -29,8 +29,14 @@ class CommandResult:
 
     @property
     def command(self) -> str:
-        """The command line exactly as the remote shell received it (before any wrappers)."""
-        return shlex.join(self.argv)
+        """The command line as the remote shell received it (without wrappers)."""
+        return quote_argv(self.argv)
+
+
+def quote_argv(argv: Sequence[str]) -> str:
+    """The ONE place an argv becomes shell text (``shlex.join``): every remote command line
+    is built by :func:`workbench.remote.connection.command_line`, which calls this."""
+    return shlex.join(argv)
 
 
 def _tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:

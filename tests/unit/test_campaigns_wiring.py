@@ -1,0 +1,100 @@
+"""``workbench.campaigns``: holdout, live resume clean-up, and refusing a live owner."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
+
+import workbench.campaigns as campaigns
+from nimo.campaign import Campaign, StoreRecorder
+from nimo.exceptions import StoreError
+from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.store import open_store
+
+
+@pytest.fixture(autouse=True)
+def fake_planner(monkeypatch):
+    monkeypatch.setattr(campaigns, "build_planner",
+                        lambda space, design, seed, *kind: FakePlanner(seed, budget=6))
+
+
+class OverheadRunner(FakeRunner):
+    def run(self, request: RunRequest) -> RunOutcome:
+        self.ran.append(request.run)
+        a = dict(request.assignment)
+        return RunOutcome(request, RunStatus.DONE, Sample(a, T=true_T(a)), overhead_s=4.0)
+
+
+def test_holdout_runs_unused_assignments_and_reports_them(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/h.db"
+    with open_store(url) as store:
+        info = store.create_campaign("h", "live", design={}, seed=9,
+                                     spec={"inventory": "x.yaml", "holdout": 4})
+        runner = OverheadRunner()
+        result = campaigns.execute(store, info, runner, progress=False)
+        runs = store.runs("h")
+    final = result.to_dict()["final"]
+    learned = [r for r in runs if r.purpose != "holdout"]
+    held = [r for r in runs if r.purpose == "holdout"]
+    assert len(held) == 4 and final["holdout_runs"] == 4
+    assert [r.run for r in held] == list(range(len(learned) + 1, len(learned) + 5))
+    assert not {tuple(r.assignment.items()) for r in held} & {
+        tuple(r.assignment.items()) for r in learned}
+    assert all(tuple(r.assignment.values()) in SPACE for r in held)
+    assert final["holdout_mape_pct"] == pytest.approx(0.0, abs=1e-6)  # the fake's exact form
+    assert final["overhead_s_per_run"] == pytest.approx(4.0)
+    assert runner.ran == [r.run for r in runs]
+
+
+def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monkeypatch) -> None:
+    url = f"sqlite:///{tmp_path}/l.db"
+    cleaned: list[str] = []
+    from workbench import clean
+
+    monkeypatch.setattr(clean, "clean_inventory",
+                        lambda path: cleaned.append(path) or {"h1": object()})
+    with open_store(url) as store:
+        store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
+        with pytest.raises(KeyboardInterrupt):
+            Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
+                     observers=[StoreRecorder(store, "l")]).run()
+    again = FakeRunner()
+    result = campaigns.resume("l", store_url=url, progress=False,
+                              runner_factory=lambda info: again)
+    assert cleaned == ["inv.yaml"]
+    assert again.ran == [4, 5, 6]
+    assert len(result.iterations) == 6
+    with open_store(url) as store:
+        runs = store.runs("l")
+        assert [r.attempts for r in runs] == [1, 1, 1, 2, 1, 1]
+        assert store.campaign("l").status == "done"
+
+
+def test_resume_refuses_a_campaign_its_live_process_still_runs(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/r.db"
+    with open_store(url) as store:
+        store.create_campaign("r", "replay", design={}, spec={
+            "owner": {"pid": os.getppid(), "host": socket.gethostname()}}, status="running")
+    with pytest.raises(StoreError, match="is running"):
+        campaigns.resume("r", store_url=url, progress=False,
+                         runner_factory=lambda info: FakeRunner())
+
+
+def test_a_campaign_stopped_by_a_broken_workbench_resumes_once_fixed(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/b.db"
+    with open_store(url) as store:
+        info = store.create_campaign("b", "replay", design={}, seed=3, spec={})
+        broken = campaigns.execute(store, info, FakeRunner(fail=range(3, 100)), progress=False)
+        assert broken.stopped_because.startswith("10 failed runs in a row")
+        assert store.campaign("b").status == "failed"
+        assert sorted(store.outcomes("b")) == [1, 2]  # the failed streak is open again
+    fixed = FakeRunner()
+    result = campaigns.resume("b", store_url=url, progress=False,
+                              runner_factory=lambda info: fixed)
+    assert fixed.ran[:2] == [3, 4] and result.stopped_because == "budget"
+    with open_store(url) as store:
+        assert store.campaign("b").status == "done"
+        assert len(store.samples("b")) == 6
