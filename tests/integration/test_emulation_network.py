@@ -43,6 +43,22 @@ def _rtt_ms(conn, addr: str, count: int = 10) -> float:
     return float(re.search(r"= [\d.]+/([\d.]+)/", out).group(1))
 
 
+TCP_CONNECT_MS = (
+    "import socket, sys, time\n"
+    "ts = []\n"
+    "for _ in range(10):\n"
+    "    t = time.perf_counter()\n"
+    "    socket.create_connection((sys.argv[1], 22), timeout=5).close()\n"
+    "    ts.append(time.perf_counter() - t)\n"
+    "print(sorted(ts)[len(ts) // 2] * 1000)\n"
+)
+
+
+def _tcp_connect_ms(conn, addr: str) -> float:
+    """Median TCP handshake time (SYN -> SYN/ACK = one round trip) as an application sees it."""
+    return float(conn.run(["python3", "-c", TCP_CONNECT_MS, addr], timeout=30).stdout)
+
+
 def test_rate_limit_20_mbit_both_directions(lab, compute, storage, assert_clean):
     addr = lab.host("storage1").data_address
     with network_applied(_ends(lab, compute, storage), NetworkSpec(rate_mbit=20),
@@ -67,10 +83,12 @@ def test_delay_20ms_shows_as_rtt(lab, compute, storage, assert_clean):
     with network_applied(_ends(lab, compute, storage), NetworkSpec(delay_ms=20),
                          run_id="delay") as rec:
         rtt = _rtt_ms(compute, addr, count=20)
+        tcp = _tcp_connect_ms(compute, addr)
     methods = {e.delay_method for e in rec.ends}
-    print(f"delay 20 ms: RTT {base:.2f} -> {rtt:.2f} ms via {methods}; "
+    print(f"delay 20 ms: RTT {base:.2f} -> {rtt:.2f} ms (TCP connect {tcp:.2f} ms) via {methods}; "
           f"apply {rec.apply_s:.3f} s, teardown {rec.teardown_s:.3f} s")
     assert 18 <= rtt <= 25
+    assert 18 <= tcp <= 25
     assert methods <= {"netem", "nfqueue"} and all(e.delay_ms == 10 for e in rec.ends)
     assert _rtt_ms(compute, addr) < 5
     assert_clean(compute)

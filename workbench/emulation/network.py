@@ -15,7 +15,7 @@ import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +150,6 @@ class _EndState:
     workdir: str | None = None
     delayer: RemoteProcess | None = None
     record: EndRecord | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 class AppliedNetwork:

@@ -294,9 +294,9 @@ class Lab:
             pidfile.unlink()
         remount = []
         for fstype, mp, opts in cgroup_mounts():
+            # `ip netns exec` mounts a fresh /sys that hides the cgroup hierarchies: re-mount
             remount.append(f"mkdir -p {shlex.quote(mp)} && mount -t {fstype} -o "
-                           f"{shlex.quote(opts)} {fstype if fstype != 'cgroup2' else 'cgroup2'}"
-                           f" {shlex.quote(mp)}")
+                           f"{shlex.quote(opts)} {fstype} {shlex.quote(mp)}")
         script = "set -e; hostname \"$1\"; " + "; ".join(remount) + '; exec "$2" -f "$3" -E "$4"'
         sh(["ip", "netns", "exec", h.netns, "unshare", "--uts", "sh", "-c", script,
             f"{self.prefix}sshd", h.hostname, shutil.which("sshd") or "/usr/sbin/sshd",

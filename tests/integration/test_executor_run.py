@@ -1,0 +1,113 @@
+"""SSHRunner on the namespace lab: full runs with real tools produce sane samples and leave
+nothing behind; independent runs go concurrently on the two compute hosts."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from nimo.runner import Runner
+from nimo.samples import RunRequest, RunStatus
+from workbench.apps import APPS
+from workbench.executor import SSHRunner, open_runner
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+
+def lab_inventory(lab, tmp_path, app: str, size_mb: float, **changes) -> str:
+    doc = yaml.safe_load(lab.inventory_path.read_text())
+    doc["application"] = APPS[app].application(size_mb, timeout_s=60)
+    doc["application"]["dataset"]["path"] = f"{app}-{size_mb:g}"
+    for key, value in changes.items():
+        doc[key] = value
+    path = tmp_path / f"{app}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return str(path)
+
+
+@pytest.fixture
+def compress_runner(lab, tmp_path):
+    runner = open_runner(lab_inventory(lab, tmp_path, "compress", 8))
+    yield runner
+    runner.close()
+
+
+def test_runner_protocol_and_space(compress_runner):
+    assert isinstance(compress_runner, Runner)
+    assert compress_runner.space.names == ("cpu_share", "memory_mb", "delay_ms", "rate_mbit")
+
+
+def test_cpu_bound_run_gives_sane_t_u_d(compress_runner, lab, compute, storage, assert_clean):
+    a = {"cpu_share": 0.5, "memory_mb": 256, "delay_ms": 2, "rate_mbit": 100}
+    out = compress_runner.run(RunRequest(1, a, "train"))
+    assert out.status is RunStatus.DONE, out.reason
+    s = out.sample
+    assert 1.0 < s.T < 30
+    assert 0.7 <= s.U <= 1.0  # CPU-bound: busy most of the half CPU it was given
+    assert 8 * 1.048576 <= s.D < 8 * 1.048576 * 1.3  # dataset + protocol overhead, MB
+    assert s.D * (s.o_a + s.o_n + s.o_d) == pytest.approx(s.T)
+    assert s.o_a > s.o_n + s.o_d
+    assert s.meta["nr_throttled"] > 0 and s.meta["mount"] == "sshfs"
+    assert s.meta["split"] == "estimate" and "split_method" in s.meta
+    assert s.meta["app_output"]["bytes_in"] == pytest.approx(8 * 2**20, rel=0.01)
+    assert 0.2 < s.profile["cpu_speed"] < 0.7  # ~ the 0.5 CPU quota
+    assert 1.0 < s.profile["rtt_ms"] < 10  # 2 ms emulated round trip
+    assert 40 < s.profile["bandwidth_mbit"] < 110
+    assert s.cost_s > s.T and out.overhead_s == pytest.approx(s.cost_s - s.T)
+    assert_clean(compute)
+    assert_clean(storage)
+
+
+def test_io_bound_run_is_network_dominated(lab, tmp_path, compute, storage, assert_clean):
+    with open_runner(lab_inventory(lab, tmp_path, "checksum", 8)) as runner:
+        a = {"cpu_share": 1.0, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 20}
+        out = runner.run(RunRequest(2, a, "train"))
+    assert out.status is RunStatus.DONE, out.reason
+    s = out.sample
+    assert 8 * 8 * 1.048576 / 20 * 0.8 < s.T < 30  # ~3.4 s at 20 Mbit/s
+    assert s.U < 0.3 and s.o_n > 3 * s.o_a
+    assert 8 * 1.048576 <= s.D < 8 * 1.048576 * 1.3
+    assert 15 < s.profile["bandwidth_mbit"] < 22
+    assert_clean(compute)
+    assert_clean(storage)
+
+
+def test_profile_is_cached_per_assignment(compress_runner):
+    a = {"cpu_share": 1.0, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
+    first = compress_runner.run(RunRequest(3, a, "train"))
+    second = compress_runner.run(RunRequest(4, a, "train"))
+    assert first.ok and second.ok, (first.reason, second.reason)
+    assert first.sample.profile == second.sample.profile
+    assert first.sample.meta["timing"]["profile_s"] > 0.2
+    assert second.sample.meta["timing"]["profile_s"] < 0.05
+    assert second.overhead_s < first.overhead_s
+
+
+def test_run_many_uses_both_compute_hosts_concurrently(compress_runner: SSHRunner, lab,
+                                                       assert_clean):
+    a = {"cpu_share": 0.25, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
+    b = {"cpu_share": 0.25, "memory_mb": 96, "delay_ms": 0, "rate_mbit": 400}
+    seen = []
+    t0 = time.monotonic()
+    outs = compress_runner.run_many([RunRequest(5, a, "train"), RunRequest(6, b, "train")],
+                                    seen.append)
+    wall = time.monotonic() - t0
+    assert [o.request.run for o in outs] == [5, 6]
+    assert all(o.ok for o in outs), [o.reason for o in outs]
+    assert {o.host for o in outs} == {"compute1", "compute2"}
+    assert len(seen) == 2
+    assert wall < sum(o.sample.cost_s for o in outs) * 0.85  # they overlapped
+    for name in ("compute1", "compute2", "storage1"):
+        with lab.connect(name) as conn:
+            for iface in (["data0", "data1"] if name == "storage1" else ["data0"]):
+                assert_clean(conn, iface)
+
+
+def test_holdout_picks_unused_assignments(compress_runner):
+    used = compress_runner.space.candidates[:5]
+    picks = compress_runner.holdout(10, exclude=used, seed=3)
+    assert len(picks) == 10 and len({tuple(p.values()) for p in picks}) == 10
+    assert not {compress_runner.space.from_dict(p) for p in picks} & set(used)
+    assert picks == compress_runner.holdout(10, exclude=used, seed=3)
