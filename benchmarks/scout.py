@@ -28,7 +28,6 @@ from workbench.replay import open_replay  # noqa: E402
 SCOUT = ROOT.parent / "shared" / "datasets" / "scout" / "scout_multinode_runtimes.csv"
 ATTRS = ["nodes", "vcpus_per_node", "mem_gib_per_node"]
 FRACTIONS = (0.10, 0.20, 0.30)
-DESIGN = "recommended"
 
 
 class Snapshots:
@@ -69,12 +68,10 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--design", default="recommended", help="design for the NIMO columns")
     args = ap.parse_args()
-    global DESIGN
-    DESIGN = args.design
     with SCOUT.open() as fh:
         groups = sorted({row["workload_group"] for row in csv.DictReader(fh)})
-    jobs = [(g, s, seed, args.external, args.design) for g in groups for s in ("recommended", "random")
-            for seed in range(args.seeds)]
+    jobs = [(g, s, seed, args.external, args.design) for g in groups
+            for s in ("recommended", "random") for seed in range(args.seeds)]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, *zip(*jobs, strict=True), chunksize=1))
     print(f"\nScout replay: {len(groups)} workload groups, external test {args.external} "
@@ -84,7 +81,7 @@ def main() -> int:
         f"{f'{s} {int(f * 100)}%':>14}" for s in ("nimo", "random") for f in FRACTIONS)
     print(head)
     print("-" * len(head))
-    summary = {("recommended", f): [] for f in FRACTIONS} | {("random", f): [] for f in FRACTIONS}
+    summary = {(s, f): [] for s in ("recommended", "random") for f in FRACTIONS}
     for g in groups:
         cells = []
         n = next(r["total"] for r in rows if r["group"] == g)

@@ -15,6 +15,7 @@ step's teardown is attempted even when an earlier one failed. A failed run is a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import secrets
@@ -45,8 +46,13 @@ from workbench.emulation import CgroupSpec, LinkEnd, NetworkSpec, apply_network,
 from workbench.exceptions import HostError, WorkbenchError
 from workbench.inventory import Host, Inventory, load_inventory, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors, find_sadc
-from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets
-from workbench.profiles import measure as measure_profile
+from workbench.profiles import (
+    PROBE_PORT_BASE,
+    ProfileCache,
+    ProfileTargets,
+    measure_cpu,
+    measure_network,
+)
 from workbench.remote import CommandTimeout, Connection
 from workbench.storage import mount_dataset, unmount_dataset
 
@@ -225,16 +231,27 @@ class SSHRunner:
                           started_at=now, ended_at=now)
 
     def _run_with_retries(self, host: Host, request: RunRequest) -> RunOutcome:
-        pol = self.inventory.policies
+        """``application.repeats`` runs (each with retries of transient failures); the
+        outcome is the repeat with the median T, charged the cost of all repeats."""
+        repeats: list[RunOutcome] = []
+        for _ in range(self.inventory.application.repeats):
+            outcome = self._retrying(host, request)
+            repeats.append(outcome)
+            if not outcome.ok:
+                break
+        outcome = _median_repeat(repeats)
+        self._account(outcome)
+        return outcome
+
+    def _retrying(self, host: Host, request: RunRequest) -> RunOutcome:
         outcome: RunOutcome | None = None
-        for attempt in range(pol.retries + 1):
+        for attempt in range(self.inventory.policies.retries + 1):
             outcome, transient = self._attempt(host, request, attempt)
             if outcome.ok or not transient:
                 break
             with contextlib.suppress(Exception):
                 self.conn(host.name).close()
         assert outcome is not None
-        self._account(outcome)
         return outcome
 
     def _account(self, outcome: RunOutcome) -> None:
@@ -354,6 +371,25 @@ class SSHRunner:
         return {"dataset": dataset, "workdir": workdir, "threads": app.threads,
                 "app_dir": self.app_dir, "size_mb": app.dataset.size_mb or 0, "run": run,
                 **assignment}
+
+
+def _median_repeat(repeats: list[RunOutcome]) -> RunOutcome:
+    """One outcome for all repeats: the last failure, or the median-T sample charged the
+    summed cost (its meta lists every repeat's T)."""
+    if len(repeats) == 1:
+        return repeats[0]
+    cost = sum((o.ended_at or 0.0) - (o.started_at or 0.0) for o in repeats)
+    if not repeats[-1].ok:
+        bad = repeats[-1]
+        return dataclasses.replace(bad, reason=f"repeat {len(repeats)}: {bad.reason}",
+                                   started_at=repeats[0].started_at)
+    ranked = sorted(repeats, key=lambda o: o.sample.T)  # type: ignore[union-attr]
+    mid = ranked[(len(ranked) - 1) // 2]
+    assert mid.sample is not None
+    meta = {**mid.sample.meta, "repeats_T": [o.sample.T for o in repeats]}  # type: ignore[union-attr]
+    sample = dataclasses.replace(mid.sample, cost_s=cost, meta=meta)
+    return dataclasses.replace(mid, sample=sample, overhead_s=cost - sample.T,
+                               started_at=repeats[0].started_at, ended_at=repeats[-1].ended_at)
 
 
 def _parallel(tasks: dict[str, Callable[[], Any]]) -> dict[str, Any]:
@@ -536,18 +572,31 @@ class _RunContext:
 
     def _profile(self, assignment: dict[str, float], kinds: dict[str, float], cconn: Connection,
                  sconn: Connection, prefix: list[str]) -> dict[str, float]:
+        """The assignment's resource profile; each part measured once per setting."""
         r = self.r
         if not self.inv.monitors.profile:
             return {}
-        cached = r.profiles.get(self.compute.name, assignment)
-        if cached is not None:
-            return cached
         index = [h.name for h in self.inv.compute_hosts].index(self.compute.name)
         targets = ProfileTargets(cconn, sconn, self.storage.data_address,
-                                 PROBE_PORT_BASE + index, kinds.get("rate_mbit"),
-                                 kinds.get("memory_mb"))
-        profile = measure_profile(targets, prefix)
-        r.profiles.put(self.compute.name, assignment, profile)
+                                 PROBE_PORT_BASE + index, kinds.get("rate_mbit"))
+        profile: dict[str, float] = {}
+        parts = (
+            (("cpu", kinds.get("cpu_share")),
+             lambda: measure_cpu(targets, prefix)),
+            (("net", kinds.get("delay_ms"), kinds.get("rate_mbit")),
+             lambda: measure_network(targets)),
+        )
+        t0 = time.monotonic()
+        for key, fn in parts:
+            full = (self.compute.name, *key)
+            part = r.profiles.get(full)
+            if part is None:
+                part = fn()
+                r.profiles.put(full, part)
+            profile.update(part)
+        if "memory_mb" in kinds:
+            profile["memory_mb"] = float(kinds["memory_mb"])
+        self.timing["profile_measure_s"] = round(time.monotonic() - t0, 3)
         return profile
 
     def _measurements(self, T: float, cpu_s: float, cpus: float | None, report: MonitorReport,
@@ -558,7 +607,8 @@ class _RunContext:
         cap = report.capture_compute
         if cap is not None:
             src = f"compute:{self.compute.name}"
-            requests = parse_io_stat(cap.text, src)[0].frames[0]
+            rows = parse_io_stat(cap.text, src)
+            requests = sum(row.frames[0] for row in rows)
             ack = rtt_from(parse_ack_rtt(cap.text, src), self.storage.data_address)
             rtt = ack.median_s if ack else None
             if cap.nfs:

@@ -8,8 +8,8 @@
   data path (a tiny Python sender/receiver pair, ~0.3 s at the expected rate);
 * ``memory_mb``: the memory limit given.
 
-Profiles are cached per (compute host, assignment) by :class:`ProfileCache`, so they are
-measured once, not at every run.
+Parts are cached by :class:`ProfileCache` per compute host and the knob values they depend
+on, so they are measured once per setting, not at every run.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -129,44 +128,42 @@ class ProfileTargets:
     storage_address: str
     port: int
     expected_mbit: float | None
-    memory_mb: float | None
 
 
-def measure(t: ProfileTargets, prefix: Sequence[str]) -> dict[str, float]:
-    """Measure the assignment now in force (cgroup ``prefix``, network emulation applied)."""
-    t0 = time.monotonic()
+def measure_cpu(t: ProfileTargets, prefix: Sequence[str]) -> dict[str, float]:
+    """CPU part, inside the run's cgroup (``prefix``)."""
     share, ops = cpu_bench(t.compute, prefix)
+    return {"cpu_speed": round(share, 4), "cpu_ops_s": round(ops, 1)}
+
+
+def measure_network(t: ProfileTargets) -> dict[str, float]:
+    """Network part, over the data path with the emulation applied."""
     rtt = ping_rtt_ms(t.compute, t.storage_address)
     rate = t.expected_mbit or 1000.0
     nbytes = int(min(64e6, max(1e6, rate * 1e6 / 8 * 0.3)))
     bw = transfer_mbit(t.compute, t.storage, t.storage_address, t.port, nbytes)
-    out = {"cpu_speed": round(share, 4), "cpu_ops_s": round(ops, 1),
-           "rtt_ms": round(rtt, 3), "bandwidth_mbit": round(bw, 2)}
-    if t.memory_mb is not None:
-        out["memory_mb"] = float(t.memory_mb)
-    out["profile_s"] = round(time.monotonic() - t0, 3)
-    return out
+    return {"rtt_ms": round(rtt, 3), "bandwidth_mbit": round(bw, 2)}
 
 
 class ProfileCache:
-    """Thread-safe cache: (compute host, assignment) -> measured profile."""
+    """Thread-safe cache of profile parts, keyed by the host, the part and the knob values
+    that determine it (the CPU part by cpu_share, the network part by delay and rate), so a
+    campaign measures each part once per distinct setting, not once per run."""
 
     def __init__(self) -> None:
-        self._data: dict[tuple[str, tuple[tuple[str, float], ...]], dict[str, float]] = {}
+        self._data: dict[tuple, dict[str, float]] = {}
         self._lock = threading.Lock()
+        self.measured = 0
 
-    @staticmethod
-    def key(host: str, assignment: Mapping[str, float]) -> tuple:
-        return host, tuple(sorted((k, float(v)) for k, v in assignment.items()))
-
-    def get(self, host: str, assignment: Mapping[str, float]) -> dict[str, float] | None:
+    def get(self, key: tuple) -> dict[str, float] | None:
         with self._lock:
-            got = self._data.get(self.key(host, assignment))
+            got = self._data.get(key)
             return dict(got) if got is not None else None
 
-    def put(self, host: str, assignment: Mapping[str, float], profile: Mapping[str, float]) -> None:
+    def put(self, key: tuple, part: Mapping[str, float]) -> None:
         with self._lock:
-            self._data[self.key(host, assignment)] = dict(profile)
+            self._data[key] = dict(part)
+            self.measured += 1
 
     def __len__(self) -> int:
         return len(self._data)

@@ -158,3 +158,51 @@ def test_resume_of_a_finished_campaign_runs_nothing(data: Path, tmp_path: Path) 
     assert out.returncode == 0, out.stderr
     with open_store(f"sqlite:///{db}") as store:
         assert [(r.run, r.attempts, r.status) for r in store.runs("done")] == before
+
+
+LIVE_DESIGN = """\
+name: crash-live
+strategy: nimo
+stop: {error_pct: 1, min_samples: 3, max_runs: 8}
+"""
+
+
+@pytest.mark.lab
+def test_live_campaign_killed_mid_run_resumes_on_the_lab(lab, tmp_path: Path) -> None:
+    """SIGKILL while runs are live on the lab's hosts; resume cleans them and re-runs only
+    the interrupted runs."""
+    from conftest import leftovers
+
+    design = tmp_path / "live.yaml"
+    design.write_text(LIVE_DESIGN)
+    db = tmp_path / "live.db"
+    url = f"sqlite:///{db}"
+    proc = subprocess.Popen(_nimo("campaign", "run", str(lab.inventory_path), "--design",
+                                  str(design), "--store", url, "--name", "live", "--quiet"),
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 600
+    while _done_runs(db) < 2:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "no run finished on the lab"
+        time.sleep(0.1)
+    time.sleep(1.0)  # the next runs are now setting up or running on the hosts
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with open_store(url) as store:
+        before = {r.run: r.sample.T for r in store.runs("live") if r.status is RunStatus.DONE}
+        in_flight = [r.run for r in store.runs("live") if not r.status.finished]
+    assert before and in_flight
+
+    resumed = subprocess.run(_nimo("campaign", "resume", "live", "--store", url, "--quiet"),
+                             env=_env(), capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    with open_store(url) as store:
+        runs = {r.run: r for r in store.runs("live")}
+        assert store.campaign("live").status == "done"
+        assert len(store.samples("live")) == len(runs)
+    for run, T in before.items():  # finished before the kill: kept, never run again
+        assert runs[run].attempts == 1 and runs[run].sample.T == T
+    assert all(runs[r].attempts == 2 and runs[r].status is RunStatus.DONE for r in in_flight)
+    for host in lab.hosts:
+        with lab.connect(host.name) as conn:
+            assert not any(leftovers(conn).values()), host.name

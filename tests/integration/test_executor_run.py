@@ -111,3 +111,21 @@ def test_holdout_picks_unused_assignments(compress_runner):
     assert len(picks) == 10 and len({tuple(p.values()) for p in picks}) == 10
     assert not {compress_runner.space.from_dict(p) for p in picks} & set(used)
     assert picks == compress_runner.holdout(10, exclude=used, seed=3)
+
+
+def test_memory_sensitive_scan_jumps_below_its_working_set(lab, tmp_path, compute,
+                                                          assert_clean):
+    """64 MB scanned 4 times: with 256 MB the passes after the first hit the page cache;
+    with 48 MB every pass fetches the data again, so T and D both jump (~4x)."""
+    path = lab_inventory(lab, tmp_path, "scan", 64,
+                         monitors={"sar": False, "tshark": False, "profile": False})
+    with open_runner(path) as runner:
+        big, small = (runner.run(RunRequest(10 + i, {"cpu_share": 1.0, "memory_mb": mem,
+                                                     "delay_ms": 0, "rate_mbit": 400}, "train"))
+                      for i, mem in enumerate((256, 48)))
+    assert big.ok and small.ok, (big.reason, small.reason)
+    assert 64 * 1.048 < big.sample.D < 64 * 1.048 * 1.3
+    assert small.sample.D > 3 * big.sample.D
+    assert small.sample.T > 2 * big.sample.T
+    assert small.sample.meta["memory_peak_mb"] <= 48.5
+    assert_clean(compute)

@@ -107,6 +107,7 @@ def test_io_stat_columns():
     assert len(rows) == 1 and rows[0].frames == (226,) and rows[0].bytes == (7166590,)
     two = parse_io_stat(fx("tshark_combined_nfs3.txt"))[0]
     assert two.frames == (146, 20) and two.bytes == (7159206, 3392)
+    assert parse_io_stat(fx("tshark_empty_capture.txt")) == []  # no packets at all
     lab = parse_io_stat(fx("tshark_sshfs_lab.txt"))[0]
     assert lab.frames == (224, 3864) and lab.bytes[1] > 16e6  # 16 MB back from storage
 

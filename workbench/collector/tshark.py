@@ -63,16 +63,17 @@ def parse_rpc_srt(text: str, source: str = "<tshark rpc,srt>") -> dict[str, SrtR
 
 
 def parse_io_stat(text: str, source: str = "<tshark io,stat>") -> list[IoInterval]:
-    """Rows of the ``IO Statistics`` block; each has (frames, bytes) per filter column."""
+    """Rows of the ``IO Statistics`` block; each has (frames, bytes) per filter column.
+    An empty capture gives a block without rows: ``[]``."""
     lines = text.splitlines()
     try:
         start = next(i for i, ln in enumerate(lines) if "IO Statistics" in ln)
     except StopIteration:
         raise ParseError(source, None, "no 'IO Statistics' block") from None
-    out = []
+    out: list[IoInterval] = []
     for i in range(start + 1, len(lines)):
         ln = lines[i]
-        if ln.startswith("=") and out:
+        if ln.startswith("="):
             break
         m = _IO_ROW.match(ln)
         if not m:
@@ -86,8 +87,6 @@ def parse_io_stat(text: str, source: str = "<tshark io,stat>") -> list[IoInterva
             raise ParseError(source, i + 1, f"non-integer io,stat cell in {ln.strip()!r}") from None
         end = float(m[2]) if m[2] else float("nan")
         out.append(IoInterval(float(m[1]), end, tuple(nums[0::2]), tuple(nums[1::2])))
-    if not out:
-        raise ParseError(source, start + 1, "IO Statistics block has no rows")
     return out
 
 
