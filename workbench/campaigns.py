@@ -36,7 +36,7 @@ from nimo.campaign import (
     StoreRecorder,
     mape_pct,
 )
-from nimo.exceptions import ConfigError, NimoError, StoreError
+from nimo.exceptions import ConfigError, StoreError
 from nimo.runner import Runner
 from nimo.samples import RunOutcome, RunRequest
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
@@ -359,7 +359,6 @@ def _finite(v: Any) -> Any:
 
 
 __all__ = [
-    "NimoError",
     "build_planner",
     "design_to_dict",
     "execute",

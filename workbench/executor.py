@@ -42,7 +42,14 @@ from workbench.collector import (
     rtt_from,
 )
 from workbench.collector.errors import ParseError
-from workbench.emulation import CgroupSpec, LinkEnd, NetworkSpec, apply_network, create_cgroup
+from workbench.emulation import (
+    CgroupSpec,
+    LinkEnd,
+    NetworkSpec,
+    apply_network,
+    create_cgroup,
+    scope_name,
+)
 from workbench.exceptions import HostError, WorkbenchError
 from workbench.inventory import Host, Inventory, load_inventory, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors, find_sadc
@@ -174,17 +181,20 @@ class SSHRunner:
                         on_outcome(outcome)
 
         hosts = self.inventory.compute_hosts[: max(1, len(requests))]
+        self._interrupted.clear()
         pool = ThreadPoolExecutor(max_workers=len(hosts), thread_name_prefix="nimo-run")
         futures = [pool.submit(worker, h) for h in hosts]
         try:
             for f in futures:
                 f.result()
         except KeyboardInterrupt:
-            self._interrupted.set()
-            pool.shutdown(wait=True)
+            self._interrupted.set()  # no new runs; running ones tear down (a 2nd ^C abandons)
+            with contextlib.suppress(KeyboardInterrupt):
+                for f in futures:
+                    f.exception()
             raise
         finally:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False)
         return [results[i] for i in range(len(requests)) if i in results]
 
     def close(self) -> None:
@@ -215,14 +225,17 @@ class SSHRunner:
         return [self._space.as_dict(free[int(i)]) for i in sorted(picks)]
 
     # -- connections -------------------------------------------------------------------
-    def conn(self, name: str) -> Connection:
-        """The persistent connection to a host (opened lazily)."""
+    def conn(self, name: str, lane: str | None = None) -> Connection:
+        """The persistent connection to a host (opened lazily). ``lane`` (a compute host's
+        name) gives a shared storage host one connection per concurrent run, so runs never
+        share an SSH/SFTP session across threads."""
+        key = name if lane is None or lane == name else f"{name}@{lane}"
         with self._lock:
-            if name not in self._conns:
-                self._conns[name] = Connection.for_host(
+            if key not in self._conns:
+                self._conns[key] = Connection.for_host(
                     self.inventory.host(name), connect_timeout=self.connect_timeout,
                     retries=self.connect_retries)
-            return self._conns[name]
+            return self._conns[key]
 
     # -- one run -----------------------------------------------------------------------
     def _not_run(self, request: RunRequest) -> RunOutcome:
@@ -251,6 +264,7 @@ class SSHRunner:
                 break
             with contextlib.suppress(Exception):
                 self.conn(host.name).close()
+                self.conn(self.inventory.storage_for(host).name, host.name).close()
         assert outcome is not None
         return outcome
 
@@ -357,7 +371,8 @@ class SSHRunner:
         with self._lock:
             if compute.name in self._peer_iface:
                 return self._peer_iface[compute.name]
-        r = self.conn(storage.name).run(["ip", "-o", "route", "get", compute.data_address],
+        r = self.conn(storage.name, compute.name).run(["ip", "-o", "route", "get",
+                                                       compute.data_address],
                                         timeout=10)
         m = _ROUTE_DEV.search(r.stdout)
         iface = m.group(1) if m else storage.data_iface
@@ -447,7 +462,7 @@ class _RunContext:
         inv, r = self.inv, self.r
         assignment = r.space.as_dict(r.space.from_dict(self.request.assignment))
         kinds = {k.kind: assignment[k.name] for k in inv.knobs}
-        cconn, sconn = r.conn(self.compute.name), r.conn(self.storage.name)
+        cconn, sconn = r.conn(self.compute.name), r.conn(self.storage.name, self.compute.name)
         t = time.monotonic()
         self.phase = "prepare"
         r._prepare(self.compute, self.storage)
@@ -473,13 +488,16 @@ class _RunContext:
         t = self._tick("profile_s", t)
 
         self.phase = "monitors"
-        tag = f"nimo-{self.run_id}.{self.compute.name}"
+        # /tmp/nimo-<run>-mon.<host token>: swept by `nimo clean`/lab down if we die
+        mon_id = f"{self.run_id}-mon"
         mon = RunMonitors(
-            Endpoint(cconn, self.compute.data_iface, self.compute.data_address),
-            Endpoint(sconn, s_iface, self.storage.data_address), tag,
+            Endpoint(cconn, self.compute.data_iface, self.compute.data_address,
+                     f"/tmp/{scope_name(cconn, mon_id)}"),
+            Endpoint(sconn, s_iface, self.storage.data_address,
+                     f"/tmp/{scope_name(sconn, mon_id)}"),
             sar=inv.monitors.sar, sar_interval_s=inv.monitors.sar_interval_s,
             tshark=inv.monitors.tshark, nfs_version=3 if mount.method == "nfs" else None,
-            sadc=r._sadc)
+            sadc=r._sadc, max_s=inv.application.timeout_s + 120)
         self.finals.append(mon.cleanup)
         started = _parallel({"monitors": mon.start, "usage": cg.usage})
         for v in started.values():

@@ -7,8 +7,8 @@ campaign database.
   resume with nothing stored).
 * Failed runs are retried by policy (``RetryingRunner``); a campaign that raises is queued
   again up to ``campaign_attempts`` times, then marked failed with the reason.
-* Live inventories' resource profiles are re-measured every ``remeasure_s`` (if the executor
-  offers ``remeasure_profiles``), under a lease of their hosts.
+* Every ``remeasure_s``, running live campaigns drop their cached resource profiles, so
+  profiles are measured again at the next runs.
 * On start, campaigns a dead service left starting/running get their leases released and are
   queued again; resuming them repeats no finished run.
 """
@@ -76,6 +76,7 @@ class Service:
         self.runner_factory = runner_factory
         self.scheduler: Any = None
         self._lock = threading.Lock()
+        self._runners: dict[str, Runner] = {}
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -156,7 +157,10 @@ class Service:
         base = self.runner_factory or open_runner_for
 
         def factory(info: CampaignInfo) -> Runner:
-            return RetryingRunner(base(info), self.run_attempts)
+            runner = base(info)
+            with self._lock:
+                self._runners[name] = runner
+            return RetryingRunner(runner, self.run_attempts)
 
         try:
             result = resume(name, store_url=self.store_url, progress=False,
@@ -165,6 +169,8 @@ class Service:
         except Exception as e:  # one line in the store; the service keeps serving
             self._failed(name, e)
         finally:
+            with self._lock:
+                self._runners.pop(name, None)
             self.store.release_hosts(name, self.owner)
 
     def _failed(self, name: str, error: Exception) -> None:
@@ -182,27 +188,16 @@ class Service:
             log.debug("traceback", exc_info=error)
 
     def remeasure_profiles(self) -> None:
-        """Re-measure resource profiles of live inventories whose hosts are free."""
-        try:
-            from workbench.executor import remeasure_profiles
-        except ImportError:
-            log.info("profile re-measurement skipped: the executor does not offer it")
-            return
-        seen: set[str] = set()
-        for info in self.store.campaigns():
-            inv = info.spec.get("inventory")
-            if info.kind != "live" or not inv or inv in seen:
-                continue
-            seen.add(inv)
-            lease_name = f"nimo-profiles:{inv}"
-            if not self.store.acquire_hosts(lease_name, info.spec.get("hosts") or (), self.owner):
-                continue
-            try:
-                remeasure_profiles(inv)
-            except NimoError as e:
-                log.warning("re-measuring %s failed: %s", inv, e)
-            finally:
-                self.store.release_hosts(lease_name, self.owner)
+        """Make running live campaigns re-measure resource profiles (Section 2.5): their
+        runners' profile caches are emptied, so each setting is measured again at its next
+        run instead of reusing a measurement that may have gone stale."""
+        with self._lock:
+            runners = dict(self._runners)
+        for name, runner in runners.items():
+            cache = getattr(runner, "profiles", None)
+            if cache is not None:
+                runner.profiles = type(cache)()  # type: ignore[attr-defined]
+                log.info("%s: resource profiles will be re-measured", name)
 
 
 def _now() -> Any:

@@ -60,7 +60,7 @@ def test_oom_kill_is_named(lab, tmp_path, assert_clean):
 
 
 def test_timeout_kills_g_and_cleans_up(lab, tmp_path, assert_clean):
-    cmd = ["sh", "-c", "sleep 30 & sleep 30; wait"]  # a child too: the cgroup kill gets it
+    cmd = ["sh", "-c", "sleep 31.234 & sleep 31.234; wait"]  # a child too: the cgroup kill gets it
     t0 = time.monotonic()
     out = one(inventory(lab, tmp_path, cmd, timeout_s=1.5))
     assert time.monotonic() - t0 < 15
@@ -68,7 +68,7 @@ def test_timeout_kills_g_and_cleans_up(lab, tmp_path, assert_clean):
     assert "1.5 s" in out.reason
     with lab.connect("compute1") as conn:
         ps = conn.run(["ps", "-eo", "args"]).stdout
-    assert "sleep 30" not in ps
+    assert "sleep 31.234" not in ps
     all_clean(lab, assert_clean)
 
 
@@ -89,7 +89,7 @@ def test_connection_dropped_mid_run(lab, tmp_path, assert_clean):
     """Kill compute1's per-connection sshd processes while G runs; the listener survives,
     so teardown reconnects and removes everything."""
     out = {}
-    path = inventory(lab, tmp_path, ["sleep", "6"])
+    path = inventory(lab, tmp_path, ["sleep", "6.789"])
 
     def run():
         out["o"] = one(path)
@@ -97,7 +97,11 @@ def test_connection_dropped_mid_run(lab, tmp_path, assert_clean):
     t = threading.Thread(target=run)
     t.start()
     listener = lab.sshd_pid("compute1")
-    time.sleep(3.5)  # set-up done, G running
+    deadline = time.monotonic() + 30
+    with lab.connect("compute1") as conn:  # wait until G runs (set-up done)
+        while "sleep 6.789" not in conn.run(["ps", "-eo", "args"]).stdout:
+            assert time.monotonic() < deadline, "G never started"
+            time.sleep(0.1)
     kids = Path(f"/proc/{listener}/task/{listener}/children").read_text()
     children = [int(p) for p in kids.split()]
     assert children, "no SSH session to drop"
@@ -144,7 +148,7 @@ def test_stop_policy_skips_the_rest(lab, tmp_path):
 def test_keyboard_interrupt_tears_down_then_propagates(lab, tmp_path, assert_clean):
     import _thread
 
-    path = inventory(lab, tmp_path, ["sleep", "20"])
+    path = inventory(lab, tmp_path, ["sleep", "23.456"])
     timer = threading.Timer(3.5, _thread.interrupt_main)
     t0 = time.monotonic()
     with open_runner(path) as runner:
@@ -153,5 +157,5 @@ def test_keyboard_interrupt_tears_down_then_propagates(lab, tmp_path, assert_cle
             runner.run(RunRequest(1, A, "train"))
     assert time.monotonic() - t0 < 15
     with lab.connect("compute1") as conn:
-        assert "sleep 20" not in conn.run(["ps", "-eo", "args"]).stdout
+        assert "sleep 23.456" not in conn.run(["ps", "-eo", "args"]).stdout
     all_clean(lab, assert_clean)

@@ -66,10 +66,6 @@ def test_mape_pct_compares_predictions_with_measurements() -> None:
     assert mape_pct(None, EXTERNAL) is None
 
 
-def _stored(store, name):
-    return store.outcomes(name)
-
-
 def test_resume_after_crash_repeats_no_finished_run(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     ref = Campaign(FakePlanner(5), FakeRunner(fail=[3]), external=EXTERNAL).run()

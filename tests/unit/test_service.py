@@ -128,3 +128,21 @@ def test_a_campaign_that_keeps_failing_is_marked_failed(tmp_path) -> None:
         assert info.status == "failed" and info.spec["service_attempts"] == 2
         assert info.stopped_because == "RuntimeError: inventory host h9 unreachable"
         assert store.leases() == []
+
+
+def test_remeasure_empties_running_campaigns_profile_caches(tmp_path) -> None:
+    class Cache(dict):
+        pass
+
+    class LiveRunner:
+        profiles = Cache(cpu=0.5)
+
+    runner = LiveRunner()
+    service = Service(f"sqlite:///{tmp_path}/p.db")
+    try:
+        service._runners["live"] = runner
+        old = runner.profiles
+        service.remeasure_profiles()
+        assert isinstance(runner.profiles, Cache) and runner.profiles == {} and old == {"cpu": 0.5}
+    finally:
+        service.shutdown()

@@ -183,7 +183,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not campaigns:
         print(f"no campaigns in {store.url}")
         return 0
-    width = max(len(c.name) for c in campaigns)
+    width = max(4, *(len(c.name) for c in campaigns))
     print(f"{'name':<{width}}  {'kind':<6} {'status':<11} {'runs':>5}  updated")
     for c in campaigns:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))

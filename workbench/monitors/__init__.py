@@ -36,6 +36,7 @@ class Endpoint:
     conn: Connection
     iface: str
     address: str
+    files: str  # a directory of this host for the monitors' files (created and removed here)
 
 
 @dataclass
@@ -70,9 +71,11 @@ class RunMonitors:
     """The monitors of one run; ``start()``, then ``stop() -> MonitorReport``; ``cleanup()``
     always (idempotent) removes processes and files."""
 
-    def __init__(self, compute: Endpoint, storage: Endpoint, tag: str, *, sar: bool = True,
+    def __init__(self, compute: Endpoint, storage: Endpoint, *, sar: bool = True,
                  sar_interval_s: int = 1, tshark: bool = True, nfs_version: int | None = None,
-                 sadc: dict[str, str | None] | None = None) -> None:
+                 sadc: dict[str, str | None] | None = None, max_s: float = 3600.0) -> None:
+        """``max_s`` bounds how long sadc/dumpcap run if nobody stops them (e.g. the
+        controller died): they stop by themselves."""
         self.compute = compute
         self.storage = storage
         sadc = sadc or {}
@@ -81,23 +84,25 @@ class RunMonitors:
             for role, ep in (("compute", compute), ("storage", storage)):
                 path = sadc.get(ep.conn.name)
                 if path:
-                    self.sar[role] = SarMonitor(ep.conn, path, f"/tmp/{tag}.{role}.sa",
-                                                sar_interval_s)
+                    self.sar[role] = SarMonitor(ep.conn, path, f"{ep.files}/{role}.sa",
+                                                sar_interval_s, max_s)
         self.captures: dict[str, PacketCapture] = {}
         if tshark:
             self.captures["compute"] = PacketCapture(
                 compute.conn, compute.iface, compute.address, storage.address,
-                f"/tmp/{tag}.compute.pcapng", nfs_version)
+                f"{compute.files}/compute.pcapng", nfs_version, max_s)
             if nfs_version:
                 self.captures["storage"] = PacketCapture(
                     storage.conn, storage.iface, storage.address, compute.address,
-                    f"/tmp/{tag}.storage.pcapng", nfs_version)
+                    f"{storage.files}/storage.pcapng", nfs_version, max_s)
         self._before: IfaceCounters | None = None
         self.report = MonitorReport()
 
     def start(self) -> None:
         """Start everything (in parallel); raises only if the data counters are unreadable."""
         t0 = time.monotonic()
+        _parallel({ep.files: (lambda ep=ep: ep.conn.run(["mkdir", "-p", ep.files], timeout=30))
+                   for ep in (self.compute, self.storage)})
         tasks: dict[str, Callable[[], Any]] = {
             "counters": lambda: read_counters(self.compute.conn, self.compute.iface)}
         for role, m in self.sar.items():
@@ -173,3 +178,6 @@ class RunMonitors:
         for role, c in self.captures.items():
             tasks[f"capture_{role}"] = c.cleanup
         _parallel(tasks)
+        _parallel({ep.files: (lambda ep=ep: ep.conn.run(["rm", "-rf", "--", ep.files],
+                                                        check=False, timeout=30))
+                   for ep in (self.compute, self.storage)})

@@ -11,6 +11,16 @@ from workbench.remote import Connection, RemoteProcess
 
 SNAPLEN = "160"  # headers only: RPC/NFS header fits, payload is not kept
 NFS_PROGRAM = "100003"
+# Kill PID $1 only if its command line still contains $2 (no PID-reuse accidents).
+_KILL_IF = 'grep -q -- "$2" "/proc/$1/cmdline" 2>/dev/null && kill -KILL "$1"; exit 0'
+
+
+def kill_by_pid(conn: Connection, pid: int, name: str) -> None:
+    """SIGKILL a monitor by PID if it is still that program; never raises."""
+    if pid > 0:
+        with contextlib.suppress(Exception):
+            conn.run(["sh", "-c", _KILL_IF, "nimo-kill", str(pid), name], check=False,
+                     timeout=10)
 
 
 @dataclass(frozen=True)
@@ -28,20 +38,21 @@ class PacketCapture:
     """dumpcap on ``iface`` limited to traffic with ``peer``; analysed on the same host."""
 
     def __init__(self, conn: Connection, iface: str, local: str, peer: str, path: str,
-                 nfs_version: int | None = None) -> None:
+                 nfs_version: int | None = None, max_s: float = 3600.0) -> None:
         self.conn = conn
         self.iface = iface
         self.local = local
         self.peer = peer
         self.path = path
         self.nfs_version = nfs_version
+        self.max_s = max_s
         self._proc: RemoteProcess | None = None
 
     def start(self, ready_timeout: float = 5.0) -> None:
         """Start dumpcap and wait until it writes its capture file (capturing has begun)."""
         self._proc = self.conn.start(
             ["dumpcap", "-q", "-i", self.iface, "-s", SNAPLEN, "-f", f"host {self.peer}",
-             "-w", self.path])
+             "-a", f"duration:{int(self.max_s)}", "-w", self.path])
         deadline = time.monotonic() + ready_timeout
         while time.monotonic() < deadline:
             if self.conn.run(["test", "-s", self.path], check=False, timeout=10).ok:
@@ -75,8 +86,10 @@ class PacketCapture:
                              time.monotonic() - t0)
 
     def cleanup(self) -> None:
-        """Kill dumpcap if still running and remove the capture (idempotent)."""
+        """Kill dumpcap (by PID, also when its SSH channel is gone) and remove the capture
+        (idempotent). dumpcap also stops by itself after ``max_s`` (``-a duration``)."""
         if self._proc is not None:
+            kill_by_pid(self.conn, self._proc.pid, "dumpcap")
             with contextlib.suppress(Exception):
                 self._proc.kill()
             self._proc = None

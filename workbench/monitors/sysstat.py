@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from workbench.collector.sar import SarSummary, parse_sadf_json
+from workbench.monitors.capture import kill_by_pid
 from workbench.remote import Connection, RemoteProcess
 
 SADC_CANDIDATES = ("/usr/lib/sysstat/sadc", "/usr/lib64/sa/sadc", "/usr/lib/sa/sadc")
@@ -21,15 +22,18 @@ def find_sadc(conn: Connection) -> str | None:
 class SarMonitor:
     """sadc writing one record per ``interval_s`` to ``path`` until stopped."""
 
-    def __init__(self, conn: Connection, sadc: str, path: str, interval_s: int = 1) -> None:
+    def __init__(self, conn: Connection, sadc: str, path: str, interval_s: int = 1,
+                 max_s: float = 3600.0) -> None:
         self.conn = conn
         self.sadc = sadc
         self.path = path
         self.interval_s = interval_s
+        self.count = max(2, int(max_s / interval_s) + 1)  # sadc stops by itself after max_s
         self._proc: RemoteProcess | None = None
 
     def start(self) -> None:
-        self._proc = self.conn.start([self.sadc, "-S", "XALL", str(self.interval_s), self.path])
+        self._proc = self.conn.start([self.sadc, "-S", "XALL", str(self.interval_s),
+                                      str(self.count), self.path])
 
     def halt(self) -> None:
         """Stop sadc (its file stays for :meth:`stop`)."""
@@ -46,8 +50,9 @@ class SarMonitor:
         return parse_sadf_json(r.stdout, f"{self.conn.name}:{self.path}")
 
     def cleanup(self) -> None:
-        """Kill sadc if still running and remove its file (idempotent)."""
+        """Kill sadc (by PID, also when its SSH channel is gone) and remove its file."""
         if self._proc is not None:
+            kill_by_pid(self.conn, self._proc.pid, "sadc")
             with contextlib.suppress(Exception):
                 self._proc.kill()
             self._proc = None
