@@ -40,6 +40,7 @@ from nimo.exceptions import ConfigError, StoreError
 from nimo.runner import Runner
 from nimo.samples import RunOutcome, RunRequest
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
+from workbench.lab.netns import pid_alive
 
 External = Sequence[tuple[Mapping[str, float], float]]
 RunnerFactory = Callable[[CampaignInfo], Runner]
@@ -315,23 +316,9 @@ def _refuse_if_alive(info: CampaignInfo) -> None:
     if info.status != "running" or owner.get("host") != socket.gethostname():
         return
     pid = int(owner.get("pid") or 0)
-    if pid and pid != os.getpid() and _pid_alive(pid):
+    if pid and pid != os.getpid() and pid_alive(pid):
         raise StoreError(f"campaign {info.name!r} is running (pid {pid})",
                          hint="stop that process first")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed child not yet reaped) is not alive
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def write_json(result: CampaignResult, path: str | Path) -> Path:

@@ -93,13 +93,9 @@ class NimoPlanner(BasePlanner):
 
     # -- ask ---------------------------------------------------------------------------
     def ask(self) -> list[RunRequest]:
-        if self.stopped_because is not None:
-            return []
-        if self._pending:
-            return list(self._pending.values())
-        spent = self._budget_spent()
-        if spent:
-            return self._stop(spent)
+        early = self._ask_preamble()
+        if early is not None:
+            return early
         if self.phase == "pbdf":
             return self._ask_pbdf()
         if self.phase == "test":
@@ -328,12 +324,9 @@ class NimoPlanner(BasePlanner):
     def _select_uncertain(self) -> Assignment | None:
         """Cost-aware uncertainty sampling: the unmeasured candidate whose predicted T is most
         uncertain relative to its mean, per second of expected run time."""
-        pool = self.unmeasured(exclude=list(self.test_set))
+        pool = self.candidate_pool(list(self.test_set), UNCERTAINTY_POOL)
         if not pool:
             return None
-        if len(pool) > UNCERTAINTY_POOL:
-            idx = self.rng.choice(len(pool), size=UNCERTAINTY_POOL, replace=False)
-            pool = [pool[int(i)] for i in np.sort(idx)]
         X = np.asarray(pool, float)
         self.uncertainty_runs += 1
         if self.uncertainty_runs <= len(self.space.names):
@@ -472,12 +465,9 @@ class NimoPlanner(BasePlanner):
             not self.uncertainty_mode or self.uncertainty_runs < len(self.space.names)
         ):
             return False
-        pool = self.unmeasured(exclude=list(self.test_set))
+        pool = self.candidate_pool(list(self.test_set), UNCERTAINTY_POOL)
         if not pool:
             return True
-        if len(pool) > UNCERTAINTY_POOL:
-            idx = self.rng.choice(len(pool), size=UNCERTAINTY_POOL, replace=False)
-            pool = [pool[int(i)] for i in np.sort(idx)]
         preds = self.learner.committee(np.asarray(pool, float), plausible_only=True)
         mean = np.maximum(np.median(preds, axis=0), 1e-9)
         self.agreement = float(np.mean((preds.max(axis=0) - preds.min(axis=0)) / mean) * 100)

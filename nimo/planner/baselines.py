@@ -23,13 +23,9 @@ class RandomPlanner(BasePlanner):
         self.reference = first
 
     def ask(self) -> list[RunRequest]:
-        if self.stopped_because is not None:
-            return []
-        if self._pending:
-            return list(self._pending.values())
-        spent = self._budget_spent()
-        if spent:
-            return self._stop(spent)
+        early = self._ask_preamble()
+        if early is not None:
+            return early
         if self.learner.n == 0 and self.reference not in self.failed:
             return [self._request(self.reference, "reference")]
         pool = self.unmeasured()

@@ -53,6 +53,28 @@ class BasePlanner(Planner):
             self.stopped_because = reason
         return []
 
+    def _ask_preamble(self) -> list[RunRequest] | None:
+        """What every planner answers before choosing: nothing once stopped, the pending
+        requests again while they are out, a stop once a budget is spent; else None."""
+        if self.stopped_because is not None:
+            return []
+        if self._pending:
+            return list(self._pending.values())
+        spent = self._budget_spent()
+        if spent:
+            return self._stop(spent)
+        return None
+
+    def candidate_pool(self, exclude: Sequence[Assignment] = (), limit: int = 4000
+                       ) -> list[Assignment]:
+        """Unmeasured candidates; above ``limit`` a seeded random subset in candidate order
+        (scoring every one of a huge space would cost more than the runs it saves)."""
+        pool = self.unmeasured(exclude)
+        if len(pool) > limit:
+            idx = self.rng.choice(len(pool), size=limit, replace=False)
+            pool = [pool[int(i)] for i in np.sort(idx)]
+        return pool
+
     def _budget_spent(self) -> str | None:
         rule = self.design.stop
         if rule.max_runs is not None and self.runs_told >= rule.max_runs:

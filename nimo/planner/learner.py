@@ -65,6 +65,7 @@ class Learner:
         self.fitted: dict[str, FittedPredictor] = {}
         self.ref_values: dict[str, float] = {}
         self._levels = {a.name: a.levels for a in space.attributes}
+        self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
 
     # -- data ------------------------------------------------------------------------
     @property
@@ -75,6 +76,7 @@ class Learner:
         return np.asarray(self._y[predictor], float)
 
     def add(self, sample: Sample) -> None:
+        self._loo_cache = None
         self.samples.append(sample)
         self._rows.append(self.space.from_dict(sample.assignment))
         for p in self.predictor_names:
@@ -91,6 +93,7 @@ class Learner:
 
     # -- fitting ---------------------------------------------------------------------
     def refit(self, predictors: Sequence[str] | None = None) -> None:
+        self._loo_cache = None
         X = self.X
         for p in predictors or self.predictor_names:
             y = self.y(p)
@@ -117,7 +120,14 @@ class Learner:
 
     # -- errors ----------------------------------------------------------------------
     def loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
-        """Leave-one-out error of T and of each predictor's target, in percent."""
+        """Leave-one-out error of T and of each predictor's target, in percent (computed once
+        per refit: the stop rule, traversal and committee all ask for it)."""
+        if self._loo_cache is not None:
+            return self._loo_cache
+        self._loo_cache = self._loo_errors()
+        return self._loo_cache
+
+    def _loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
         if self.n < 2:
             return None, {p: None for p in self.predictor_names}
         X = self.X

@@ -68,23 +68,30 @@ def claim_lab_slot() -> Iterator[tuple[str, str]]:
     raise RuntimeError("no free lab slot")
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory):
-    """A running 3-host lab: ``.dir``, ``.inventory_path``, ``.hosts``, ``.known_hosts``,
-    ``.key_file`` (see ``workbench.lab.Lab``)."""
+@contextlib.contextmanager
+def running_lab(tmp_path_factory: pytest.TempPathFactory, hosts: int = 3):
+    """Build a lab on a free (prefix, subnet) slot and always take it down."""
     reason = _lab_possible()
     if reason:
         pytest.skip(reason)
     from workbench.lab import Lab
 
     with claim_lab_slot() as (prefix, base):
-        the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab", hosts=3, prefix=prefix,
+        the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab", hosts=hosts, prefix=prefix,
                       subnet_base=base)
         try:
             the_lab.up()
             yield the_lab
         finally:
             the_lab.down()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory):
+    """A running 3-host lab: ``.dir``, ``.inventory_path``, ``.hosts``, ``.known_hosts``,
+    ``.key_file`` (see ``workbench.lab.Lab``)."""
+    with running_lab(tmp_path_factory, hosts=3) as the_lab:
+        yield the_lab
 
 
 @pytest.fixture

@@ -169,21 +169,10 @@ stop: {error_pct: 1, min_samples: 3, max_runs: 8}
 @pytest.fixture
 def private_lab(tmp_path_factory):
     """A lab of its own: a crash test must not leave anything for other tests to trip on."""
-    from conftest import _lab_possible, claim_lab_slot
+    from conftest import running_lab
 
-    from workbench.lab import Lab
-
-    reason = _lab_possible()
-    if reason:
-        pytest.skip(reason)
-    with claim_lab_slot() as (prefix, base):
-        the_lab = Lab(tmp_path_factory.mktemp("crashlab") / "lab", hosts=2, prefix=prefix,
-                      subnet_base=base)
-        try:
-            the_lab.up()
-            yield the_lab
-        finally:
-            the_lab.down()
+    with running_lab(tmp_path_factory, hosts=2) as the_lab:
+        yield the_lab
 
 
 @pytest.mark.lab
