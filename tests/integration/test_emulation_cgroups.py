@@ -28,9 +28,12 @@ def test_detects_cgroup_layout(compute):
 
 def test_half_cpu_share_doubles_cpu_bound_time(compute, assert_clean):
     # weight: the lab shares 2 CPUs with whatever else runs; the quota must be the limit
-    full = min(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}")[0]
-               for i in range(3))
-    runs = [_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}") for i in range(3)]
+    # Interleaved, so that load from elsewhere on the machine hits both settings alike.
+    fulls, runs = [], []
+    for i in range(3):
+        fulls.append(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}")[0])
+        runs.append(_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}"))
+    full = min(fulls)
     half = min(t for t, _ in runs)
     usage = runs[0][1]
     ratio = half / full
