@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -320,38 +321,72 @@ class RetryingRunner:
 
 
 class ProgressTable(Observer):
-    """Prints one line per told run: the live convergence log."""
+    """Prints one line per told run: the live convergence log. On a terminal, the runs in
+    flight are shown on a transient line that the next log line replaces."""
 
     HEADER = (
-        f"{'run':>4}  {'purpose':<9} {'predictor':<9} {'learning':>9}  {'internal':>8}  "
+        f"{'run':>4}  {'purpose':<9} {'predictor':<12} {'learning':>9}  {'internal':>8}  "
         f"{'external':>8}  assignment"
     )
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
         self.lines = 0
+        self._transient = False
 
     def _out(self) -> TextIO:
         return self.stream or sys.stderr
 
-    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
-        out = self._out()
+    def _header(self, out: TextIO) -> None:
         if self.lines == 0:
             print(self.HEADER, file=out)
         self.lines += 1
+
+    def _clear(self, out: TextIO) -> None:
+        if self._transient:
+            print("\r\033[K", end="", file=out)
+            self._transient = False
+
+    def asked(self, requests: Sequence[RunRequest]) -> None:
+        out = self._out()
+        if not requests or not getattr(out, "isatty", lambda: False)():
+            return
+        self._header(out)
+        self._clear(out)
+        first = requests[0]
+        what = " ".join(f"{k}={v:g}" for k, v in first.assignment.items())
+        more = f" (+{len(requests) - 1} more)" if len(requests) > 1 else ""
+        started = time.strftime("%H:%M:%S")
+        print(f"{first.run:>4}  running since {started}: {what}{more}"[:160], end="",
+              file=out, flush=True)
+        self._transient = True
+
+    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
+        out = self._out()
+        self._clear(out)
+        self._header(out)
         status = "" if outcome.ok else f"  FAILED: {outcome.reason}"
         print(format_record(record) + status, file=out, flush=True)
 
     def finished(self, result: CampaignResult) -> None:
+        out = self._out()
+        self._clear(out)
         print(f"stopped: {result.stopped_because or '-'}; runs {len(result.iterations)}; "
               f"learning time {format_duration(result.acquisition_s)}; external MAPE "
-              f"{_pct(result.external_mape_pct)}", file=self._out(), flush=True)
+              f"{_pct(result.external_mape_pct)}", file=out, flush=True)
 
 
 def format_record(r: IterationRecord) -> str:
+    """One convergence-log line; a screening run shows as purpose ``screen`` with the
+    attribute it varies in the predictor column."""
     assignment = " ".join(f"{k}={v:g}" for k, v in r.assignment.items())
+    purpose, predictor = r.purpose, r.predictor or "-"
+    if predictor.startswith("screen:"):
+        purpose, predictor = "screen", predictor.partition(":")[2]
+    if len(predictor) > 12:
+        predictor = predictor[:11] + "~"
     return (
-        f"{r.run:>4}  {r.purpose:<9} {r.predictor or '-':<9} "
+        f"{r.run:>4}  {purpose:<9} {predictor:<12} "
         f"{format_duration(r.acquisition_s):>9}  {_pct(r.internal_error_pct):>8}  "
         f"{_pct(r.external_mape_pct):>8}  {assignment}"
     )

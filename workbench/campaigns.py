@@ -164,10 +164,13 @@ def execute(
     try:
         result = campaign.run()
         holdout = int(info.spec.get("holdout") or 0)
-        if holdout:
+        if holdout and not result.failed_streak:
+            if store is not None:  # learning is over; the campaign ends with its holdout
+                store.set_status(info.name, "holdout")
             extra = run_holdout(campaign, resuming, holdout, info.seed, collector, store)
             result = campaign.result(**extra)
             if store is not None:
+                store.update_spec(info.name, holdout_result=extra)
                 store.set_status(info.name, "done")
     finally:
         runner.close()
@@ -236,7 +239,15 @@ def run_holdout(
         "holdout_mape_pct": mape_pct(model, [(o.request.assignment, o.sample.T) for o in ok]),
         "overhead_s_per_run": float(np.mean([o.overhead_s for o in everything]))
         if everything else None,
+        "profile_s_per_run": float(np.mean([_profile_s(o) for o in everything]))
+        if everything else None,
     }
+
+
+def _profile_s(outcome: RunOutcome) -> float:
+    """Seconds the run spent measuring its resource profile (0 when cached)."""
+    meta = outcome.sample.meta if outcome.sample is not None else {}
+    return float((meta.get("timing") or {}).get("profile_measure_s", 0.0))
 
 
 # -- pieces other modules plug in -------------------------------------------------------------
@@ -313,7 +324,7 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
 
 def _refuse_if_alive(info: CampaignInfo) -> None:
     owner = info.spec.get("owner") or {}
-    if info.status != "running" or owner.get("host") != socket.gethostname():
+    if info.status not in ("running", "holdout") or owner.get("host") != socket.gethostname():
         return
     pid = int(owner.get("pid") or 0)
     if pid and pid != os.getpid() and pid_alive(pid):

@@ -314,7 +314,10 @@ class SSHRunner:
             reason = f"{reason}; {extra}" if reason else extra
             sample = None
         ended = time.time()
-        overhead = cost - (sample.T if sample is not None else ctx.app_s)
+        # setup + teardown + collection; measuring the resource profile (once per setting,
+        # Section 2.5) is reported apart as timing.profile_measure_s
+        profile_s = float(ctx.timing.get("profile_measure_s", 0.0))
+        overhead = cost - (sample.T if sample is not None else ctx.app_s) - profile_s
         if sample is not None and reason is None:
             sample = _with_cost(sample, cost, teardown.seconds, overhead)
             return RunOutcome(request, RunStatus.DONE, sample, None, overhead, host.name,
@@ -403,7 +406,7 @@ def _median_repeat(repeats: list[RunOutcome]) -> RunOutcome:
     assert mid.sample is not None
     meta = {**mid.sample.meta, "repeats_T": [o.sample.T for o in repeats]}  # type: ignore[union-attr]
     sample = dataclasses.replace(mid.sample, cost_s=cost, meta=meta)
-    return dataclasses.replace(mid, sample=sample, overhead_s=cost - sample.T,
+    return dataclasses.replace(mid, sample=sample, overhead_s=sum(o.overhead_s for o in repeats),
                                started_at=repeats[0].started_at, ended_at=repeats[-1].ended_at)
 
 

@@ -31,7 +31,7 @@ from nimo.store import CampaignInfo, default_url, normalise_url, open_store
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
-ACTIVE = ("starting", "running")
+ACTIVE = ("starting", "running", "holdout")
 _SERVICE: Service | None = None
 
 

@@ -9,7 +9,8 @@ from typing import Any
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 
 KINDS = ("replay", "live")
-CAMPAIGN_STATUSES = ("queued", "created", "running", "interrupted", "done", "failed")
+CAMPAIGN_STATUSES = (
+    "queued", "created", "running", "holdout", "interrupted", "done", "failed")
 INTERRUPTED = "interrupted"
 
 

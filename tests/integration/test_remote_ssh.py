@@ -92,6 +92,30 @@ def test_sftp_roundtrip(compute, tmp_path):
         compute.run(["rm", "-f", remote])
 
 
+def test_sftp_from_many_threads_on_one_connection(compute, tmp_path):
+    """Uploads from several threads share one connection without hanging or mixing files."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = {}
+    for i in range(6):
+        files[i] = tmp_path / f"f{i}.bin"
+        files[i].write_bytes(os.urandom(300_000 + i))
+    tag = uuid.uuid4().hex
+
+    def roundtrip(i: int) -> bytes:
+        remote = f"/tmp/nimo-sftp-{tag}-{i}"
+        compute.put(files[i], remote)
+        compute.get(remote, tmp_path / f"back{i}.bin")
+        return (tmp_path / f"back{i}.bin").read_bytes()
+
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            back = list(pool.map(roundtrip, files, timeout=120))
+        assert back == [files[i].read_bytes() for i in files]
+    finally:
+        compute.run(["sh", "-c", 'rm -f /tmp/nimo-sftp-"$1"-*', "x", tag])
+
+
 def test_connection_is_lazy_and_reusable(lab):
     conn = lab.connect("storage1")
     assert not conn.is_open

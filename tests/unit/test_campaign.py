@@ -135,3 +135,34 @@ def test_a_broken_workbench_stops_the_campaign() -> None:
                       max_failed_in_row=4).run()
     assert [r.run for r in result.iterations] == [1, 2, 3, 4, 5, 6]
     assert result.stopped_because == "4 failed runs in a row (last: host vanished)"
+
+
+def test_progress_lines_stay_aligned_and_show_runs_in_flight_on_a_terminal():
+    from nimo.campaign import format_record
+    from nimo.planner.base import IterationRecord
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def rec(run: int, predictor: str) -> IterationRecord:
+        return IterationRecord(run=run, assignment={"bandwidth_mbit": 20.0}, purpose="train",
+                               predictor=predictor, attributes={}, acquisition_s=90.0,
+                               internal_error_pct=4.5)
+
+    lines = [format_record(rec(1, "screen:bandwidth_mbit")), format_record(rec(2, "f_a"))]
+    assert lines[0].split()[1:3] == ["screen", "bandwidth_m~"]
+    assert [ln.index("1.5m") for ln in lines] == [lines[1].index("1.5m")] * 2
+
+    out = Tty()
+    table = ProgressTable(out)
+    table.asked([RunRequest(3, {"bandwidth_mbit": 20.0}, "train", "f_n")])
+    assert "running since" in out.getvalue() and "bandwidth_mbit=20" in out.getvalue()
+    table.iteration(RunOutcome(RunRequest(3, {"bandwidth_mbit": 20.0}, "train", "f_n"),
+                               RunStatus.DONE, Sample({"bandwidth_mbit": 20.0}, T=5.0), None,
+                               0.1, "h", 0.0, 5.0), rec(3, "f_n"), None)
+    text = out.getvalue()
+    assert "\r\033[K" in text and text.count(ProgressTable.HEADER) == 1
+    plain = io.StringIO()  # not a terminal: no transient lines
+    ProgressTable(plain).asked([RunRequest(4, {"bandwidth_mbit": 20.0}, "train", "f_n")])
+    assert plain.getvalue() == ""

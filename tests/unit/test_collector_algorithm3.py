@@ -95,7 +95,7 @@ def test_repeats_keep_the_median_t_and_charge_every_repeat():
 
     out = _median_repeat([done(5.0, 0.0), done(3.0, 10.0), done(4.0, 20.0)])
     assert out.sample.T == 4.0 and out.sample.meta["repeats_T"] == [5.0, 3.0, 4.0]
-    assert out.sample.cost_s == 6.0 + 4.0 + 5.0 and out.overhead_s == 15.0 - 4.0
+    assert out.sample.cost_s == 6.0 + 4.0 + 5.0 and out.overhead_s == 3 * 1.0  # each repeat's
     assert (out.started_at, out.ended_at) == (0.0, 25.0)
     bad = RunOutcome(req, RunStatus.FAILED, None, "G exited 1: x", 0.5, "c1", 30.0, 31.0)
     failed = _median_repeat([done(5.0, 0.0), bad])

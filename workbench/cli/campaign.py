@@ -122,7 +122,9 @@ def _summary(doc: dict[str, Any]) -> None:
         if final.get(key) is not None:
             parts.append(f"{label} {final[key]:.1f}%")
     if final.get("overhead_s_per_run") is not None:
-        parts.append(f"overhead {final['overhead_s_per_run']:.1f}s/run")
+        parts.append(f"overhead {final['overhead_s_per_run']:.2f}s/run")
+    if final.get("profile_s_per_run"):
+        parts.append(f"profiling {final['profile_s_per_run']:.2f}s/run")
     print(", ".join(parts))
 
 
@@ -145,6 +147,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"errors    internal {_pct(last.internal_error_pct)}, "
               f"external {_pct(last.external_mape_pct)}")
     print(f"models    {len(models)} version(s)")
+    holdout = [r for r in runs if r.purpose == "holdout"]
+    if holdout or info.spec.get("holdout"):
+        done = sum(r.status.value == "done" for r in holdout)
+        line = f"holdout   {done}/{info.spec.get('holdout') or len(holdout)} runs done"
+        res = info.spec.get("holdout_result") or {}
+        if res.get("holdout_mape_pct") is not None:
+            line += f", MAPE {res['holdout_mape_pct']:.1f}%"
+        if res.get("overhead_s_per_run") is not None:
+            line += f", overhead {res['overhead_s_per_run']:.2f}s/run"
+        print(line)
     in_flight = [r.run for r in runs if not r.status.finished]
     if in_flight:
         print(f"in flight {', '.join(map(str, in_flight))}")

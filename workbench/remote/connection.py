@@ -13,7 +13,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ class Connection:
         default_timeout: float | None = None,
         retries: int = 3,
         backoff_s: float = 0.2,
+        sftp_timeout: float = 60.0,
     ) -> None:
         self.address = address
         self.name = name or address
@@ -96,6 +97,8 @@ class Connection:
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._lock = threading.RLock()
+        self._sftp_lock = threading.Lock()  # one SFTP operation at a time per connection
+        self.sftp_timeout = sftp_timeout
 
     @classmethod
     def for_host(cls, host: Any, **kwargs: Any) -> Connection:
@@ -325,46 +328,55 @@ class Connection:
 
     # -- files -----------------------------------------------------------------------------
     def sftp(self) -> paramiko.SFTPClient:
-        """The (cached) SFTP session."""
+        """The (cached) SFTP session; its channel times out after ``sftp_timeout`` s."""
         with self._lock:
             transport = self._transport()
             if self._sftp is None:
                 self._sftp = paramiko.SFTPClient.from_transport(transport)
-            assert self._sftp is not None
+                assert self._sftp is not None
+                self._sftp.get_channel().settimeout(self.sftp_timeout)
             return self._sftp
+
+    @contextlib.contextmanager
+    def _file_op(self, what: str) -> Iterator[paramiko.SFTPClient]:
+        """Serialise SFTP operations (one paramiko SFTP session is not safe to share between
+        threads) and turn failures into one-line ``HostError``s. A timed-out session is
+        dropped, so the next operation opens a fresh one."""
+        with self._sftp_lock:
+            try:
+                yield self.sftp()
+            except TimeoutError:
+                with self._lock:
+                    if self._sftp is not None:
+                        with contextlib.suppress(Exception):
+                            self._sftp.close()
+                        self._sftp = None
+                raise HostError(f"{self.name}: {what}: no answer within "
+                                f"{self.sftp_timeout:g} s") from None
+            except OSError as e:
+                raise HostError(f"{self.name}: {what}: {e}") from None
 
     def put(self, local: str | Path, remote: str, *, mode: int | None = None) -> None:
         """Copy a local file to ``remote`` over SFTP (optionally chmod it)."""
-        try:
-            sftp = self.sftp()
+        with self._file_op(f"cannot upload {local} to {remote}") as sftp:
             sftp.put(str(local), remote)
             if mode is not None:
                 sftp.chmod(remote, mode)
-        except OSError as e:
-            raise HostError(f"{self.name}: cannot upload {local} to {remote}: {e}") from None
 
     def get(self, remote: str, local: str | Path) -> None:
         """Copy ``remote`` to a local file over SFTP."""
-        try:
-            self.sftp().get(remote, str(local))
-        except OSError as e:
-            raise HostError(f"{self.name}: cannot download {remote}: {e}") from None
+        with self._file_op(f"cannot download {remote}") as sftp:
+            sftp.get(remote, str(local))
 
     def read_text(self, remote: str) -> str:
         """Read a remote text file over SFTP."""
-        try:
-            with self.sftp().open(remote, "r") as f:
-                return f.read().decode()
-        except OSError as e:
-            raise HostError(f"{self.name}: cannot read {remote}: {e}") from None
+        with self._file_op(f"cannot read {remote}") as sftp, sftp.open(remote, "r") as f:
+            return f.read().decode()
 
     def write_text(self, remote: str, text: str) -> None:
         """Write (replace) a remote text file over SFTP."""
-        try:
-            with self.sftp().open(remote, "w") as f:
-                f.write(text.encode())
-        except OSError as e:
-            raise HostError(f"{self.name}: cannot write {remote}: {e}") from None
+        with self._file_op(f"cannot write {remote}") as sftp, sftp.open(remote, "w") as f:
+            f.write(text.encode())
 
 
 class RemoteProcess:
