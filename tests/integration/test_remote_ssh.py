@@ -116,6 +116,26 @@ def test_sftp_from_many_threads_on_one_connection(compute, tmp_path):
         compute.run(["sh", "-c", 'rm -f /tmp/nimo-sftp-"$1"-*', "x", tag])
 
 
+def test_many_short_commands_never_drop_the_connection(compute, lab):
+    """Commands that end at once, from several threads: the client never sends an EOF for a
+    channel the server already closed (OpenSSH drops the whole connection for that)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    compute.run(["true"])
+    transport = compute._client.get_transport()
+    log = lab.dir / "hosts" / compute.name / "sshd.log"
+    before = log.read_text().count("nonexistent channel") if log.exists() else 0
+
+    def burst(_: int) -> int:
+        return sum(compute.run(["true"]).exit_code == 0 for _ in range(150))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert sum(pool.map(burst, range(4))) == 600
+    assert compute._client.get_transport() is transport, "the connection was re-opened"
+    after = log.read_text().count("nonexistent channel") if log.exists() else 0
+    assert after == before
+
+
 def test_connection_is_lazy_and_reusable(lab):
     conn = lab.connect("storage1")
     assert not conn.is_open

@@ -43,6 +43,13 @@ def register(subparsers: Any) -> None:
     _store_option(lg)
     lg.set_defaults(func=cmd_log)
 
+    sm = sub.add_parser("samples", help="a campaign's measured samples as a replay CSV")
+    sm.add_argument("name", metavar="NAME")
+    sm.add_argument("-o", "--output", default="-", metavar="OUT.csv",
+                    help="where to write the CSV (default: stdout)")
+    _store_option(sm)
+    sm.set_defaults(func=cmd_samples)
+
     ls = sub.add_parser("list", help="campaigns in the store")
     _store_option(ls)
     ls.set_defaults(func=cmd_list)
@@ -166,6 +173,39 @@ def cmd_status(args: argparse.Namespace) -> int:
     if info.spec.get("hosts"):
         print(f"hosts     {', '.join(info.spec['hosts'])}"
               + (f" (leased: {', '.join(leases)})" if leases else ""))
+    return 0
+
+
+SAMPLE_COLUMNS = ("T", "D", "U", "o_a", "o_n", "o_d")
+
+
+def cmd_samples(args: argparse.Namespace) -> int:
+    """Every done run (training, test and holdout) in `nimo replay`'s CSV format, so a live
+    campaign becomes a dataset that replays answer from."""
+    import csv
+    import io
+
+    with open_store(args.store) as store:
+        runs = [r for r in store.runs(args.name) if r.sample is not None]
+    if not runs:
+        raise ConfigError(f"campaign {args.name!r} has no measured samples yet")
+    names = list(runs[0].assignment)
+    extra = ("run", "purpose", "host", "cost_s")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*names, *SAMPLE_COLUMNS, *extra])
+    for r in runs:
+        s = r.sample
+        assert s is not None
+        values = [getattr(s, c) for c in SAMPLE_COLUMNS]
+        w.writerow([*(f"{r.assignment[n]:g}" for n in names),
+                    *("" if v is None else f"{v:.6g}" for v in values),
+                    r.run, r.purpose, r.host or "", f"{s.cost_s:.3f}"])
+    if args.output == "-":
+        print(buf.getvalue(), end="")
+    else:
+        Path(args.output).write_text(buf.getvalue())
+        print(f"wrote {args.output}: {len(runs)} samples of {args.name}")
     return 0
 
 

@@ -38,12 +38,16 @@ def command_line(
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     announce_pid: bool = False,
+    stdin_null: bool = False,
 ) -> str:
     """Build the remote command line: the only ``shlex.join`` in the workbench.
 
     Wrappers are themselves argv: ``env K=V`` for ``env``, ``timeout --signal=KILL`` for a
     timeout (so the host kills the command even if we vanish), and a ``sh -c 'echo $$; exec'``
-    shim that prints the PID first for background processes.
+    shim that prints the PID first for background processes. ``stdin_null`` appends a
+    ``</dev/null`` redirect, so the client never has to send an EOF: paramiko can send that
+    EOF after the server has closed the channel, and OpenSSH then drops the whole connection
+    ("ieof packet referred to nonexistent channel", paramiko issues 1115 and 1705).
     """
     full = list(as_argv(argv))
     if timeout is not None:
@@ -57,7 +61,7 @@ def command_line(
         full = ["env", *(f"{k}={v}" for k, v in env.items()), *full]
     if announce_pid:
         full = ["sh", "-c", 'echo "$$"; exec "$@"', "nimo-start", *full]
-    return quote_argv(full)
+    return quote_argv(full) + (" </dev/null" if stdin_null else "")
 
 
 class Connection:
@@ -265,13 +269,13 @@ class Connection:
         """
         frozen = as_argv(argv)
         timeout = self.default_timeout if timeout is None else timeout
-        line = command_line(frozen, timeout=timeout, env=env)
+        line = command_line(frozen, timeout=timeout, env=env, stdin_null=stdin is None)
         started = time.monotonic()
         chan = self._open_channel(line, frozen)
         try:
-            if stdin is not None:
+            if stdin is not None:  # the command reads stdin, so it cannot end before our EOF
                 chan.sendall(stdin.encode() if isinstance(stdin, str) else stdin)
-            chan.shutdown_write()
+                chan.shutdown_write()
             deadline = None if timeout is None else started + timeout + LOCAL_GRACE_S
             out, err, code = _drain(chan, deadline)
         except OSError as e:
@@ -303,9 +307,8 @@ class Connection:
     ) -> RemoteProcess:
         """Start ``argv`` in the background (e.g. a monitor); returns once its PID is known."""
         frozen = as_argv(argv)
-        line = command_line(frozen, env=env, announce_pid=True)
+        line = command_line(frozen, env=env, announce_pid=True, stdin_null=True)
         chan = self._open_channel(line, frozen)
-        chan.shutdown_write()
         return RemoteProcess(self, frozen, chan)
 
     def _open_channel(self, line: str, argv: tuple[str, ...]) -> paramiko.Channel:
