@@ -107,3 +107,88 @@ def test_serve_shares_no_host_and_survives_sigkill(tmp_path: Path) -> None:
         m, rm = CostModel.from_dict(model), CostModel.from_dict(ref_model)
         X = np.array([[r.assignment[n] for n in rm.names] for r in ref_runs])
         np.testing.assert_allclose(m.predict_many(X), rm.predict_many(X), rtol=1e-9)
+
+
+LIVE_DESIGN = """\
+name: serve-live
+strategy: nimo
+sampling: lmax_i1+uncertainty
+stop: {error_pct: 0.01, min_samples: 5, max_runs: 9}
+"""
+LIVE_KNOBS = [
+    {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
+    {"name": "delay_ms", "kind": "delay_ms", "levels": [0, 2, 5]},
+    {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100, 200, 400]},
+]
+
+
+@pytest.mark.lab
+def test_serve_runs_two_live_campaigns_on_three_lab_hosts(tmp_path_factory, tmp_path) -> None:
+    """Two live campaigns queued for `nimo serve` on a lab of three hosts (storage1 shared,
+    compute1 and compute2 one each): no host is ever leased to both at once; the service is
+    SIGKILLed mid-campaign, restarted, and finishes both with one sample per run and nothing
+    of the emulation left on any host."""
+    import yaml
+    from conftest import leftovers, running_lab
+
+    from workbench.apps import APPS
+
+    with running_lab(tmp_path_factory, hosts=3) as lab:
+        base = yaml.safe_load(Path(lab.inventory_path).read_text())
+        design = tmp_path / "design.yaml"
+        design.write_text(LIVE_DESIGN)
+        url = f"sqlite:///{tmp_path / 'serve-live.db'}"
+        for name, compute in (("east", "compute1"), ("west", "compute2")):
+            inv = dict(base, knobs=LIVE_KNOBS,
+                       hosts=[h for h in base["hosts"] if h["name"] in ("storage1", compute)])
+            inv["application"] = APPS["checksum"].application(4, timeout_s=60)
+            inv["application"]["dataset"]["path"] = f"checksum-{name}"
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(inv, sort_keys=False))
+            subprocess.run(_nimo("campaign", "submit", name, "--inventory", str(path),
+                                 "--design", str(design), "--store", url),
+                           check=True, env=_env(), capture_output=True)
+
+        serve = _nimo("serve", "--store", url, "--poll", "0.2", "--until-idle")
+        first = subprocess.Popen(serve, env=_env(), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        db = tmp_path / "serve-live.db"
+        deadline = time.monotonic() + 300
+        while _done_runs(db) < 4:
+            assert first.poll() is None, first.communicate()[1]
+            assert time.monotonic() < deadline, "no live run finished under nimo serve"
+            time.sleep(0.05)
+        time.sleep(0.7)  # into the next run's setup or run
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        with open_store(url) as store:
+            kept = {(c.name, r.run): r.sample.T for c in store.campaigns()
+                    for r in store.runs(c.name) if r.status is RunStatus.DONE}
+        assert kept
+
+        second = subprocess.run(serve, env=_env(), capture_output=True, text=True, timeout=900)
+        assert second.returncode == 0, second.stderr
+        assert "requeued" in second.stderr
+
+        with open_store(url) as store:
+            statuses = {c.name: (c.status, c.stopped_because) for c in store.campaigns()}
+            assert {n: st for n, (st, _) in statuses.items()} == {"east": "done",
+                                                                  "west": "done"}, statuses
+            assert store.leases() == []
+            log = store.lease_log()
+            assert _overlaps(log) == []
+            assert {lg.host for lg in log} == {"storage1", "compute1", "compute2"}
+            for name in ("east", "west"):
+                runs = store.runs(name)
+                assert runs and all(r.status is RunStatus.DONE for r in runs), [
+                    (r.run, r.status.value, r.reason) for r in runs]
+                assert [run for run, _ in store.samples(name)] == [r.run for r in runs]
+                for r in runs:  # picked up where it was: finished runs kept as they were
+                    if (name, r.run) in kept:
+                        assert r.sample.T == kept[name, r.run] and r.attempts == 1
+                want = {"east": "compute1", "west": "compute2"}[name]
+                assert {r.host for r in runs} == {want}
+        for host in lab.hosts:
+            with lab.connect(host.name) as conn:
+                left = {k: v for k, v in leftovers(conn).items() if v}
+                assert not left, f"{host.name}: {left}"
