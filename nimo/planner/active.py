@@ -336,19 +336,30 @@ class NimoPlanner(BasePlanner):
         spread = (preds.max(axis=0) - preds.min(axis=0)) / mean
         _, var, _ = self.learner.model().predict_var_many(X)
         rel_sd = np.sqrt(np.maximum(var, 0.0)) / mean
-        score = (spread + rel_sd) / np.sqrt(mean)
+        score = (spread + rel_sd) / mean ** self.design.cost_exponent
         score = np.where(np.isfinite(score), score, -np.inf)
         return pool[int(np.argmax(score))]
 
     def _spread_score(self, X: np.ndarray) -> np.ndarray:
-        """Cost-aware maximin: distance (attributes scaled to [0, 1]) to the nearest measured
-        assignment, per square root of predicted run time. Off-axis points like these expose
-        interactions that one-at-a-time sampling cannot see."""
-        scaled = self.space._scale(X)
-        seen = self.space._scale(np.asarray(sorted(self.measured), float))
+        """Cost-aware maximin: distance to the nearest measured assignment, per predicted
+        run time to the power ``cost_exponent``. Distances are in level ranks scaled to
+        [0, 1], so geometric levels (20, 50, 100, 400 Mbit/s) count as evenly spread. Off-axis
+        points like these expose interactions that one-at-a-time sampling cannot see."""
+        scaled = self._rank_scale(X)
+        seen = self._rank_scale(np.asarray(sorted(self.measured), float))
         d = np.sqrt(((scaled[:, None, :] - seen[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
         mean = np.maximum(self.learner.model().predict_many(X), 1e-9)
-        return d / np.sqrt(mean)
+        return d / mean ** self.design.cost_exponent
+
+    def _rank_scale(self, X: np.ndarray) -> np.ndarray:
+        """Each attribute's value as its position among the attribute's levels, in [0, 1]
+        (interpolated between levels for values off the grid)."""
+        out = np.empty_like(X, dtype=float)
+        for j, attr in enumerate(self.space.attributes):
+            levels = np.asarray(sorted(attr.levels), float)
+            ranks = np.arange(len(levels), dtype=float) / max(len(levels) - 1, 1)
+            out[:, j] = np.interp(X[:, j], levels, ranks)
+        return out
 
     # -- tell --------------------------------------------------------------------------
     def tell(self, outcome: RunOutcome) -> IterationRecord:

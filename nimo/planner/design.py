@@ -78,6 +78,7 @@ class DesignSpec:
     stop: StopRule = field(default_factory=StopRule)
     predictors: Mapping[str, Any] = field(default_factory=dict)
     targets: str = "auto"
+    cost_exponent: float = 0.5  # uncertainty sampling: score / (predicted T ** this)
 
     @property
     def needs_ofat(self) -> bool:
@@ -109,7 +110,7 @@ class DesignSpec:
 _TOP_KEYS = (
     "name", "description", "strategy", "reference", "predictor_order", "traversal",
     "improvement_threshold_pct", "attribute_order", "attribute_threshold_pct", "sampling",
-    "error", "test_size", "pbdf_training", "stop", "predictors", "targets",
+    "error", "test_size", "pbdf_training", "stop", "predictors", "targets", "cost_exponent",
 )
 _STOP_KEYS = ("error_pct", "min_samples", "max_runs", "max_learning_s", "agreement_pct",
               "patience")
@@ -138,6 +139,11 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
         kw["error"] = _choice(f"{where}error", raw["error"], ERRORS)
     if "targets" in raw:
         kw["targets"] = _choice(f"{where}targets", raw["targets"], ("auto", "occupancy", "direct"))
+    if "cost_exponent" in raw:
+        kw["cost_exponent"] = _number(f"{where}cost_exponent", raw["cost_exponent"])
+        if kw["cost_exponent"] > 2:
+            raise ConfigError(f"{where}cost_exponent: must be between 0 and 2 "
+                              f"(got {kw['cost_exponent']:g})")
     for key in ("improvement_threshold_pct", "attribute_threshold_pct"):
         if key in raw:
             kw[key] = _number(f"{where}{key}", raw[key])
