@@ -21,14 +21,18 @@ NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")  # mounts swept when their dir is nam
 SHAPING_QDISCS = ("tbf", "netem", "htb")
 
 # Kill nimo delayers and ganesha servers whose network namespace is this host's (lab hosts
-# share one PID space). argv is matched on its first three words.
+# share one PID space), matched on exact argv words: the delayer's argv[1] is its script,
+# ganesha is `ganesha.nfsd -f /tmp/nimo-nfs-...`. A shell whose command line merely mentions
+# them (such as this script's own parent) never matches.
 _KILL_DAEMONS = (
+    'hit() { case "$2" in /tmp/nimo-*/nimo-delayer.py) return 0;; esac; '
+    'case "$1" in *ganesha.nfsd) [ "$2" = -f ] && case "$3" in /tmp/nimo-nfs-*) return 0;; '
+    'esac;; esac; return 1; }; '
     'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do p=${d#/proc/}; '
-    '[ "$p" = "$$" ] && continue; '
-    'w=$(tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | head -n 3 | tr "\\n" "|"); '
-    'case "$w" in *"|/tmp/nimo-"*"/nimo-delayer.py|"*|*"ganesha.nfsd|-f|/tmp/nimo-nfs-"*) '
-    '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] && kill -KILL "$p" && echo "$p";; '
-    'esac; done; true'
+    '{ [ "$p" = "$$" ] || [ "$p" = "$PPID" ]; } && continue; '
+    'tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | { IFS= read -r a; IFS= read -r b; '
+    'IFS= read -r c; hit "$a" "$b" "$c" && [ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] '
+    '&& kill -KILL "$p" && echo "$p"; }; done; true'
 )
 _CGROUPS = (
     'find /sys/fs/cgroup -mindepth 2 -maxdepth 6 -type d -name "nimo-*.$1" 2>/dev/null; true'
