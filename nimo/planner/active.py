@@ -480,6 +480,9 @@ class NimoPlanner(BasePlanner):
         if not pool:
             return True
         preds = self.learner.committee(np.asarray(pool, float), plausible_only=True)
+        if len(preds) < 2:  # no plausible alternative: agreement is not shown, keep sampling
+            self.agreement = None
+            return False
         mean = np.maximum(np.median(preds, axis=0), 1e-9)
         self.agreement = float(np.mean((preds.max(axis=0) - preds.min(axis=0)) / mean) * 100)
         return self.agreement <= limit
