@@ -24,6 +24,8 @@ from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
+# bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
+METADATA = ("run", "purpose", "host", "cost_s")
 OCCUPANCY_COLUMNS = ("o_a", "o_n", "o_d", "D")
 _NEGATIVE = ("lat", "delay", "rtt")
 _NETWORK = ("lat", "delay", "rtt", "bw", "bandwidth", "rate", "mbit", "net")
@@ -105,7 +107,7 @@ def load_dataset(
         if col not in header:
             raise DataError(f"{p}:1: --where column {col!r} not in the data",
                             hint="columns: " + ", ".join(header))
-    reserved = {*RESERVED, time_column}
+    reserved = {*RESERVED, *METADATA, time_column}
     if attributes is None:
         attributes = [h for h in header if h not in reserved and _numeric_column(rows, h)]
     else:
