@@ -40,6 +40,7 @@ from nimo.exceptions import ConfigError, StoreError
 from nimo.runner import Runner
 from nimo.samples import RunOutcome, RunRequest
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
+from nimo.store.types import IN_PROGRESS
 from workbench.lab.netns import pid_alive
 
 External = Sequence[tuple[Mapping[str, float], float]]
@@ -324,7 +325,7 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
 
 def _refuse_if_alive(info: CampaignInfo) -> None:
     owner = info.spec.get("owner") or {}
-    if info.status not in ("running", "holdout") or owner.get("host") != socket.gethostname():
+    if info.status not in IN_PROGRESS or owner.get("host") != socket.gethostname():
         return
     pid = int(owner.get("pid") or 0)
     if pid and pid != os.getpid() and pid_alive(pid):

@@ -28,10 +28,11 @@ from nimo.campaign import RetryingRunner
 from nimo.exceptions import NimoError
 from nimo.runner import Runner
 from nimo.store import CampaignInfo, default_url, normalise_url, open_store
+from nimo.store.types import IN_PROGRESS
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
-ACTIVE = ("starting", "running", "holdout")
+ACTIVE = ("starting", *IN_PROGRESS)
 _SERVICE: Service | None = None
 
 

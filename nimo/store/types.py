@@ -12,6 +12,7 @@ KINDS = ("replay", "live")
 CAMPAIGN_STATUSES = (
     "queued", "created", "running", "holdout", "interrupted", "done", "failed")
 INTERRUPTED = "interrupted"
+IN_PROGRESS = ("running", "holdout")  # a process is executing the campaign
 
 
 @dataclass(frozen=True)

@@ -176,28 +176,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-SAMPLE_COLUMNS = ("T", "D", "U", "o_a", "o_n", "o_d")
-
-
 def cmd_samples(args: argparse.Namespace) -> int:
     """Every done run (training, test and holdout) in `nimo replay`'s CSV format, so a live
     campaign becomes a dataset that replays answer from."""
     import csv
     import io
 
+    from workbench.replay import METADATA, RESERVED
+
     with open_store(args.store) as store:
         runs = [r for r in store.runs(args.name) if r.sample is not None]
     if not runs:
         raise ConfigError(f"campaign {args.name!r} has no measured samples yet")
     names = list(runs[0].assignment)
-    extra = ("run", "purpose", "host", "cost_s")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*names, *SAMPLE_COLUMNS, *extra])
+    w.writerow([*names, *RESERVED, *METADATA])
     for r in runs:
         s = r.sample
         assert s is not None
-        values = [getattr(s, c) for c in SAMPLE_COLUMNS]
+        values = [getattr(s, c) for c in RESERVED]
         w.writerow([*(f"{r.assignment[n]:g}" for n in names),
                     *("" if v is None else f"{v:.6g}" for v in values),
                     r.run, r.purpose, r.host or "", f"{s.cost_s:.3f}"])
