@@ -156,3 +156,21 @@ def lab_slot():
     """A free (prefix, subnet base) for building an extra lab inside a test."""
     with claim_lab_slot() as slot:
         yield slot
+
+
+def lab_inventory(lab, tmp_path: Path, app: str, size_mb: float, *, dataset: str | None = None,
+                  name: str | None = None, **changes) -> str:
+    """The lab's inventory with a shipped app (its dataset dir ``dataset``, default
+    APP-SIZE) and top-level keys replaced by ``changes``; written to tmp_path/NAME.yaml."""
+    import yaml
+
+    from workbench.apps import APPS
+
+    doc = yaml.safe_load(Path(lab.inventory_path).read_text())
+    doc["application"] = APPS[app].application(size_mb, timeout_s=60)
+    doc["application"]["dataset"]["path"] = dataset or f"{app}-{size_mb:g}"
+    for key, value in changes.items():
+        doc[key] = value
+    path = tmp_path / f"{name or app}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return str(path)

@@ -188,21 +188,14 @@ def test_live_campaign_killed_20_times_resumes_on_the_lab(private_lab, tmp_path:
     mid-commit); each resume cleans the hosts and re-runs only the interrupted run. Runs
     finished before a kill are never run again nor changed; at the end every run is done
     with exactly one sample and nothing of the emulation is left on the hosts."""
-    import yaml
-    from conftest import leftovers
-
-    from workbench.apps import APPS
+    from conftest import lab_inventory, leftovers
 
     design = tmp_path / "live.yaml"
     design.write_text(LIVE_DESIGN)
     lab = private_lab
-    inv = yaml.safe_load(Path(lab.inventory_path).read_text())
-    inv["knobs"] = LIVE_KNOBS
-    inv["application"] = APPS["checksum"].application(6, timeout_s=60)
-    inv["application"]["dataset"]["path"] = "checksum-crash"
-    inv["policies"] = {"on_failure": "continue", "max_failures": 50, "retries": 0}
-    inventory = tmp_path / "inventory.yaml"
-    inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+    inventory = lab_inventory(
+        lab, tmp_path, "checksum", 6, dataset="checksum-crash", name="inventory",
+        knobs=LIVE_KNOBS, policies={"on_failure": "continue", "max_failures": 50, "retries": 0})
     db = tmp_path / "live.db"
     url = f"sqlite:///{db}"
     rng = np.random.default_rng(4)
@@ -213,7 +206,7 @@ def test_live_campaign_killed_20_times_resumes_on_the_lab(private_lab, tmp_path:
         if _campaign_exists(db, "live"):
             cmd = _nimo("campaign", "resume", "live", "--store", url, "--quiet")
         else:
-            cmd = _nimo("campaign", "run", str(inventory), "--design", str(design),
+            cmd = _nimo("campaign", "run", inventory, "--design", str(design),
                         "--store", url, "--name", "live", "--quiet")
         proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)

@@ -6,25 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
-import yaml
+from conftest import lab_inventory
 
 from nimo.runner import Runner
 from nimo.samples import RunRequest, RunStatus
-from workbench.apps import APPS
 from workbench.executor import SSHRunner, open_runner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-
-
-def lab_inventory(lab, tmp_path, app: str, size_mb: float, **changes) -> str:
-    doc = yaml.safe_load(lab.inventory_path.read_text())
-    doc["application"] = APPS[app].application(size_mb, timeout_s=60)
-    doc["application"]["dataset"]["path"] = f"{app}-{size_mb:g}"
-    for key, value in changes.items():
-        doc[key] = value
-    path = tmp_path / f"{app}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return str(path)
 
 
 @pytest.fixture

@@ -129,23 +129,18 @@ def test_serve_runs_two_live_campaigns_on_three_lab_hosts(tmp_path_factory, tmp_
     SIGKILLed mid-campaign, restarted, and finishes both with one sample per run and nothing
     of the emulation left on any host."""
     import yaml
-    from conftest import leftovers, running_lab
-
-    from workbench.apps import APPS
+    from conftest import lab_inventory, leftovers, running_lab
 
     with running_lab(tmp_path_factory, hosts=3) as lab:
-        base = yaml.safe_load(Path(lab.inventory_path).read_text())
+        hosts = yaml.safe_load(Path(lab.inventory_path).read_text())["hosts"]
         design = tmp_path / "design.yaml"
         design.write_text(LIVE_DESIGN)
         url = f"sqlite:///{tmp_path / 'serve-live.db'}"
         for name, compute in (("east", "compute1"), ("west", "compute2")):
-            inv = dict(base, knobs=LIVE_KNOBS,
-                       hosts=[h for h in base["hosts"] if h["name"] in ("storage1", compute)])
-            inv["application"] = APPS["checksum"].application(4, timeout_s=60)
-            inv["application"]["dataset"]["path"] = f"checksum-{name}"
-            path = tmp_path / f"{name}.yaml"
-            path.write_text(yaml.safe_dump(inv, sort_keys=False))
-            subprocess.run(_nimo("campaign", "submit", name, "--inventory", str(path),
+            path = lab_inventory(
+                lab, tmp_path, "checksum", 4, dataset=f"checksum-{name}", name=name,
+                knobs=LIVE_KNOBS, hosts=[h for h in hosts if h["name"] in ("storage1", compute)])
+            subprocess.run(_nimo("campaign", "submit", name, "--inventory", path,
                                  "--design", str(design), "--store", url),
                            check=True, env=_env(), capture_output=True)
 
