@@ -80,6 +80,37 @@ def test_plot_writes_a_png(campaign, tmp_path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
 
 
+def test_plot_of_a_live_campaign_compares_its_holdout_runs(campaign, tmp_path) -> None:
+    """A live campaign has no external test set: its holdout runs are what the predicted vs
+    measured panel shows, at the final model's predictions."""
+    import dataclasses
+
+    from nimo.model import CostModel
+    from nimo.samples import RunRequest
+    from workbench.cli.plot import _series
+
+    with open_store(campaign[0]) as source:
+        model = source.model("cpu").model
+        done = [o for o in source.outcomes("cpu").values() if o.ok][:4]
+    url = f"sqlite:///{tmp_path}/live.db"
+    with open_store(url) as store:
+        store.create_campaign("live-like", "live", design={}, spec={"holdout": len(done)})
+        holdout = [dataclasses.replace(o, request=RunRequest(i + 1, o.request.assignment,
+                                                             "holdout"))
+                   for i, o in enumerate(done)]
+        store.queue_runs("live-like", [o.request for o in holdout])
+        for o in holdout:
+            store.record_outcome("live-like", o)
+        store.save_model("live-like", len(holdout), model)
+        points = _series(store, "live-like")["predicted"]
+    cm = CostModel.from_dict(model)
+    assert points == [(o.sample.T, pytest.approx(cm.predict(dict(o.request.assignment))))
+                      for o in holdout]
+    out = tmp_path / "live.png"
+    assert main(["plot", "live-like", "--store", url, "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 @pytest.mark.parametrize("argv", [
     ["campaign", "status", "nope"],
     ["campaign", "log", "nope"],

@@ -1,5 +1,6 @@
 """``nimo plot CAMPAIGN... -o FILE.png``: convergence (error vs learning time, as the paper's
-Figures 4-8) and predicted vs measured T on the external test set."""
+Figures 4-8) and predicted vs measured T on the external test set (a live campaign's
+holdout runs)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def _series(store: Any, name: str) -> dict[str, Any]:
     iterations = store.iterations(name)
     models = store.models(name)
     external = [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
+    if not external:  # a live campaign: its holdout runs are the test set it never learned from
+        external = [(dict(r.assignment), r.sample.T) for r in store.runs(name)
+                    if r.purpose == "holdout" and r.sample is not None]
     predicted: list[tuple[float, float]] = []
     if models and external:
         model = CostModel.from_dict(models[-1].model)
@@ -92,11 +96,12 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
 
 
 def _predicted_panel(ax: Any, points: list[tuple[float, float]]) -> None:
-    ax.set_title("Predicted vs measured T (external test set)")
+    ax.set_title("Predicted vs measured T (external test set or holdout runs)")
     ax.set_xlabel("measured T (s)")
     ax.set_ylabel("predicted T (s)")
     if not points:
-        ax.text(0.5, 0.5, "no external test set or model", ha="center", va="center",
+        ax.text(0.5, 0.5, "no external test set, holdout runs or model", ha="center",
+                va="center",
                 transform=ax.transAxes)
         return
     values = np.array([v for pair in points for v in pair if v > 0])
