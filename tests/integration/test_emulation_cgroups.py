@@ -28,22 +28,30 @@ def test_detects_cgroup_layout(compute):
 
 def test_half_cpu_share_doubles_cpu_bound_time(compute, assert_clean):
     # weight: the lab shares 2 CPUs with whatever else runs; the quota must be the limit.
-    # The VM's CPU speed drifts by ~10% between runs, so each 50% run is compared with the
-    # 100% run just before it, and the median of those ratios is the slowdown.
-    fulls, runs = [], []
+    # "Its 100% time" is the time the work needs on a whole CPU, which is the CPU time the
+    # cgroup charges for it. Wall time at 100% share is not a stable yardstick on a shared VM:
+    # CI measured 1.36-2.15 s for the same work (CPU speed drift and time lost to neighbours),
+    # and a 50% run absorbs such losses inside the half period it may not use anyway.
+    fulls, halves = [], []
     for i in range(5):
-        fulls.append(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}")[0])
-        runs.append(_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}"))
-    ratios = sorted(h / f for f, (h, _) in zip(fulls, runs, strict=True))
-    ratio = ratios[len(ratios) // 2]
-    full = min(fulls)
-    usage = runs[0][1]
-    print(f"CPU-bound: 100% {[round(f, 3) for f in fulls]} s, 50% "
-          f"{[round(h, 3) for h, _ in runs]} s, pair ratios {[round(r, 2) for r in ratios]}, "
-          f"median {ratio:.2f}; usage {usage}")
-    assert 1.8 <= ratio <= 2.2
-    assert usage.nr_throttled > 0
-    assert usage.cpu_s == pytest.approx(full, rel=0.35)  # CPU time ~ work, not wall time
+        fulls.append(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}"))
+        halves.append(_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}"))
+    slowdowns = sorted(wall / usage.cpu_s for wall, usage in halves)
+    slowdown = slowdowns[len(slowdowns) // 2]
+    wall_ratios = sorted(h / f for (f, _), (h, _) in zip(fulls, halves, strict=True))
+    print(f"CPU-bound: 100% wall {[round(w, 3) for w, _ in fulls]} s, cpu "
+          f"{[round(u.cpu_s, 3) for _, u in fulls]} s; 50% wall "
+          f"{[round(w, 3) for w, _ in halves]} s, cpu {[round(u.cpu_s, 3) for _, u in halves]} s;"
+          f" 50% wall / own CPU time {[round(r, 2) for r in slowdowns]} (median {slowdown:.2f});"
+          f" paired wall ratios {[round(r, 2) for r in wall_ratios]}")
+    assert 1.8 <= slowdown <= 2.2
+    assert all(usage.nr_throttled > 0 for _, usage in halves)
+    # at 100% share the quota never binds: the run gets a whole CPU whenever it is runnable
+    assert all(usage.throttled_s < 0.05 * wall for wall, usage in fulls)
+    # CPU time measures the work, not the wall time: the same at either share
+    full_cpu = sorted(u.cpu_s for _, u in fulls)[2]
+    half_cpu = sorted(u.cpu_s for _, u in halves)[2]
+    assert half_cpu == pytest.approx(full_cpu, rel=0.35)
     assert_clean(compute)
 
 
