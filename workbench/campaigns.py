@@ -15,6 +15,7 @@ Stored campaign spec (``CampaignInfo.spec``), by kind:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -173,6 +174,12 @@ def execute(
             if store is not None:
                 store.update_spec(info.name, holdout_result=extra)
                 store.set_status(info.name, "done")
+        if not result.failed_streak:
+            result = _with_calibrated_model(result, collector.holdout, external)
+            if store is not None and result.model is not None and result.iterations:
+                # the model handed over (refitted when the planner stopped, recalibrated) is
+                # the last version: `nimo model export` gives what --json gives
+                store.save_model(info.name, result.iterations[-1].run, result.model.to_dict())
     finally:
         runner.close()
     if json_out is not None:
@@ -206,6 +213,7 @@ class _Outcomes(Observer):
 
     def __init__(self) -> None:
         self.outcomes: list[RunOutcome] = []
+        self.holdout: list[tuple[dict[str, float], float]] = []
 
     def iteration(self, outcome: RunOutcome, record: Any, model: Any) -> None:
         self.outcomes.append(outcome)
@@ -232,17 +240,43 @@ def run_holdout(
         recorder.asked(requests)
     outcomes = runner.run_many(requests, on_outcome=recorder.outcome if recorder else None)
     ok = [o for o in outcomes if o.ok]
+    collector.holdout = [(o.request.assignment, o.sample.T) for o in ok]
     model = campaign.result().model
     everything = collector.outcomes + outcomes
     return {
         "holdout_runs": len(outcomes),
         "holdout_failed": len(outcomes) - len(ok),
-        "holdout_mape_pct": mape_pct(model, [(o.request.assignment, o.sample.T) for o in ok]),
+        "holdout_mape_pct": mape_pct(model, collector.holdout),
+        "holdout_coverage_90": interval_coverage(model, collector.holdout, 0.90),
         "overhead_s_per_run": float(np.mean([o.overhead_s for o in everything]))
         if everything else None,
         "profile_s_per_run": float(np.mean([_profile_s(o) for o in everything]))
         if everything else None,
     }
+
+
+def interval_coverage(model: Any, cases: Sequence[tuple[Mapping[str, float], float]],
+                      level: float) -> float | None:
+    """Fraction of ``cases`` whose measured T lies in the model's ``level`` interval."""
+    if not hasattr(model, "predict_interval") or not cases:
+        return None
+    inside = []
+    for assignment, T in cases:
+        p = model.predict_interval(assignment, level)
+        inside.append(bool(p.lo <= T <= p.hi))  # NaN bounds count as a miss
+    return sum(inside) / len(inside)
+
+
+def _with_calibrated_model(result: CampaignResult, holdout: Sequence[tuple[Any, float]],
+                           external: Sequence[tuple[Any, float]]) -> CampaignResult:
+    """``result`` with its model's intervals calibrated on runs it never trained on: the
+    holdout runs, else the replay's external test set (their mean T). Only the intervals
+    change, never a prediction."""
+    cases, method = (holdout, "holdout") if holdout else (external, "external-test")
+    model = result.model
+    if not hasattr(model, "calibrated_on") or len(cases) < 3:
+        return result
+    return dataclasses.replace(result, model=model.calibrated_on(cases, f"{method}-studentized"))
 
 
 def _profile_s(outcome: RunOutcome) -> float:

@@ -11,7 +11,7 @@ import datetime as _dt
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -49,6 +49,8 @@ class CostModel:
     ``attributes``: ``[{name, levels, direction, resource, unit}, ...]`` in the order of the
     columns given to :meth:`predict_many`. ``reference``: the reference assignment.
     ``predictors``: target -> :class:`FittedPredictor` for every target the kind needs.
+    ``calibration``: ``{"method": "loo-studentized", "z": [...]}``, the sorted studentized
+    leave-one-out residuals of T; empty when unknown (intervals are then purely parametric).
     """
 
     attributes: list[dict[str, Any]]
@@ -57,6 +59,7 @@ class CostModel:
     predictors: dict[str, FittedPredictor]
     training: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
+    calibration: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,9 +75,53 @@ class CostModel:
                                  f"{p.target!r}")
             if tuple(p.attribute_names) != names:
                 raise ModelError(f"predictor {target} was fitted over other attributes")
+        z = self.calibration.get("z", [])
+        if not isinstance(z, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+            for v in z
+        ):
+            raise ModelError("corrupt cost model: 'calibration.z' must list numbers >= 0")
+        object.__setattr__(self, "calibration", {**self.calibration, "z": sorted(map(float, z))}
+                           if z else {})
         if not self.created_at:
             now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
             object.__setattr__(self, "created_at", now)
+
+    def calibrated(self, calibration: Mapping[str, Any]) -> CostModel:
+        """This model with ``calibration`` (see the class docstring) for its intervals."""
+        return replace(self, calibration=dict(calibration))
+
+    def studentized_residuals(
+        self, cases: Sequence[tuple[Mapping[str, float], float]]
+    ) -> list[float]:
+        """``|T - mean| / std`` of measured ``(assignment, T)`` cases (those with a finite,
+        positive predictive std), sorted."""
+        z = []
+        for assignment, T in cases:
+            m, v, _ = self.predict_var_many(self.row(assignment))
+            sd = math.sqrt(float(v[0])) if float(v[0]) > 0 else math.nan
+            if math.isfinite(sd) and math.isfinite(float(T)):
+                z.append(abs(float(T) - float(m[0])) / sd)
+        return sorted(z)
+
+    def calibrated_on(
+        self, cases: Sequence[tuple[Mapping[str, float], float]], method: str
+    ) -> CostModel:
+        """This model calibrated on runs it was not trained on (split conformal: valid for
+        assignments drawn like ``cases``); unchanged when fewer than 3 cases are usable."""
+        z = self.studentized_residuals(cases)
+        return self.calibrated({"method": method, "z": z}) if len(z) >= 3 else self
+
+    def interval_multiplier(self, level: float, dof: float) -> float:
+        """Half-width of the ``level`` interval in predictive stds: the Student-t quantile, or
+        the conformal quantile of the studentized LOO residuals when that is larger (rank
+        ``ceil((n + 1) level)``, at most n)."""
+        q = two_sided(level, None if math.isinf(dof) else max(dof, 1.0))
+        z = self.calibration.get("z") or []
+        if z:
+            k = min(math.ceil((len(z) + 1) * level), len(z))
+            q = max(q, z[k - 1])
+        return q
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -140,7 +187,8 @@ class CostModel:
 
     def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
         """Mean and two-sided ``level`` interval of a new run's T (t quantile with the
-        Satterthwaite dof; NaN bounds when a predictor's variance is unknown)."""
+        Satterthwaite dof, widened to the LOO calibration's quantile where that is larger;
+        NaN bounds when a predictor's variance is unknown)."""
         if not 0.0 < level < 1.0:
             raise ConfigError(f"interval level must lie in (0, 1), got {level}")
         m, v, nu = self.predict_var_many(self.row(assignment))
@@ -148,7 +196,7 @@ class CostModel:
         if not math.isfinite(var) or var < 0:
             return Prediction(mean, math.nan, math.nan, math.nan)
         std = math.sqrt(var)
-        q = two_sided(level, None if math.isinf(dof) else max(dof, 1.0))
+        q = self.interval_multiplier(level, dof)
         return Prediction(mean, mean - q * std, mean + q * std, std)
 
     def _matrix(self, X: np.ndarray) -> np.ndarray:
@@ -174,6 +222,7 @@ class CostModel:
             "reference": {k: float(v) for k, v in self.reference.items()},
             "predictors": {t: p.to_dict() for t, p in self.predictors.items()},
             "training": jsonable(self.training),
+            "calibration": jsonable(self.calibration),
         }
 
     @classmethod
@@ -207,6 +256,7 @@ class CostModel:
             predictors={str(t): FittedPredictor.from_dict(p, names) for t, p in preds.items()},
             training=dict(d.get("training") or {}),
             created_at=str(d.get("created_at") or ""),
+            calibration=_calibration(d.get("calibration")),
         )
 
     def to_json(self) -> str:
@@ -216,6 +266,14 @@ class CostModel:
         path = Path(path)
         path.write_text(self.to_json() + "\n", encoding="utf-8")
         return path
+
+
+def _calibration(c: Any) -> dict[str, Any]:
+    if c is None:
+        return {}
+    if not isinstance(c, Mapping):
+        raise ModelError("corrupt cost model: field 'calibration' must be an object")
+    return dict(c)
 
 
 def load_model(path: str | Path) -> CostModel:

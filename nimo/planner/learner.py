@@ -66,6 +66,7 @@ class Learner:
         self.ref_values: dict[str, float] = {}
         self._levels = {a.name: a.levels for a in space.attributes}
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
+        self._loo_raw: dict[str, np.ndarray] | None = None
 
     # -- data ------------------------------------------------------------------------
     @property
@@ -76,7 +77,7 @@ class Learner:
         return np.asarray(self._y[predictor], float)
 
     def add(self, sample: Sample) -> None:
-        self._loo_cache = None
+        self._loo_cache = self._loo_raw = None
         self.samples.append(sample)
         self._rows.append(self.space.from_dict(sample.assignment))
         for p in self.predictor_names:
@@ -93,7 +94,7 @@ class Learner:
 
     # -- fitting ---------------------------------------------------------------------
     def refit(self, predictors: Sequence[str] | None = None) -> None:
-        self._loo_cache = None
+        self._loo_cache = self._loo_raw = None
         X = self.X
         for p in predictors or self.predictor_names:
             y = self.y(p)
@@ -130,11 +131,35 @@ class Learner:
     def _loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
         if self.n < 2:
             return None, {p: None for p in self.predictor_names}
-        X = self.X
-        loo = {p: _fill_nan(self.fitted[p].loo_predictions(X, self.y(p)), self.y(p))
-               for p in self.predictor_names}
+        raw = self.loo_predictions()
+        loo = {p: _fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
         per = {p: pct_error(self.y(p), loo[p]) for p in self.predictor_names}
         return pct_error(self.T(), self.combine(loo)), per
+
+    def loo_predictions(self) -> dict[str, np.ndarray]:
+        """Each predictor's closed-form LOO predictions (NaN at leverage-1 points), cached."""
+        if self._loo_raw is None:
+            X = self.X
+            self._loo_raw = {p: self.fitted[p].loo_predictions(X, self.y(p))
+                             for p in self.predictor_names}
+        return self._loo_raw
+
+    def calibration(self, model: CostModel) -> dict[str, object]:
+        """Studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` with ``sd_i`` the model's
+        predictive std at sample i, sorted: the model widens its intervals to their quantile
+        where the parametric ones are too narrow (misspecification, heavy-tailed noise).
+        Leverage-1 points, which have no LOO prediction, are left out."""
+        if self.n < 3:
+            return {}
+        t_loo = self.combine(self.loo_predictions())
+        _, var, _ = model.predict_var_many(self.X)
+        with np.errstate(invalid="ignore"):
+            sd = np.sqrt(var)
+        ok = np.isfinite(t_loo) & np.isfinite(sd) & (sd > 0)
+        if ok.sum() < 3:
+            return {}
+        z = np.sort(np.abs(self.T()[ok] - t_loo[ok]) / sd[ok])
+        return {"method": "loo-studentized", "z": [float(v) for v in z]}
 
     def test_errors(self, test: Sequence[Sample]) -> tuple[float | None, dict[str, float | None]]:
         """Error on a fixed internal test set (never used for training)."""
@@ -198,10 +223,11 @@ class Learner:
 
     # -- model -----------------------------------------------------------------------
     def model(self, training: Mapping[str, object] | None = None) -> CostModel:
-        return CostModel(
+        model = CostModel(
             attributes=attributes_as_dicts(self.space.attributes),
             reference=self.space.as_dict(self.reference),
             kind=self.kind,
             predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
             training=dict(training or {}),
         )
+        return model.calibrated(self.calibration(model))

@@ -64,8 +64,13 @@ def test_model_export_matches_the_campaign(campaign, tmp_path, capsys) -> None:
     a = doc["iterations"][0]["assignment"]
     from nimo.model import CostModel
 
-    assert model.predict(a) == pytest.approx(CostModel.from_dict(doc["model"]).predict(a),
-                                             rel=1e-12)
+    in_json = CostModel.from_dict(doc["model"])
+    assert model.predict(a) == pytest.approx(in_json.predict(a), rel=1e-12)
+    # the exported model is the one handed over, intervals calibrated on the external test set
+    assert model.calibration == in_json.calibration
+    assert model.calibration["method"] == "external-test-studentized"
+    assert len(model.calibration["z"]) == 10
+    assert model.predict_interval(a) == pytest.approx(in_json.predict_interval(a), rel=1e-12)
     with open_store(url) as store:
         n = len(store.models("cpu"))
     assert main(["model", "export", "cpu", "--store", url, "--version", str(n + 5),

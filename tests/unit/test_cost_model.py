@@ -205,3 +205,65 @@ def test_interval_coverage_direct() -> None:
 
 def test_interval_coverage_occupancy() -> None:
     assert 0.83 <= coverage("occupancy", 200, seed=8) <= 0.97
+
+
+# -- interval calibration ---------------------------------------------------------------------
+def direct_model(n: int = 30, noise: float = 5.0, seed: int = 3) -> CostModel:
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.choice(LEVELS[a], n) for a in NAMES])
+    y = 50.0 + 40000.0 / X[:, 0] + noise * rng.standard_normal(n)
+    pred = fit_predictor("T", X, y, NAMES, NAMES, list(REF.values()), float(np.mean(y)), LEVELS)
+    return CostModel(ATTRS, REF, "direct", {"T": pred})
+
+
+def runs(rng: np.random.Generator, n: int, noise: float) -> list[tuple[dict, float]]:
+    X = np.column_stack([rng.choice(LEVELS[a], n) for a in NAMES])
+    T = 50.0 + 40000.0 / X[:, 0] + noise * rng.standard_normal(n)
+    return [(dict(zip(NAMES, x, strict=True)), float(t)) for x, t in zip(X, T, strict=True)]
+
+
+def inside(model: CostModel, cases: list[tuple[dict, float]]) -> float:
+    hits = [(p := model.predict_interval(a, 0.90)).lo <= t <= p.hi for a, t in cases]
+    return sum(hits) / len(hits)
+
+
+def test_calibration_on_unseen_runs_restores_coverage_of_a_too_confident_model() -> None:
+    # trained on noise sd 5, used where runs vary with sd 15: parametric intervals undercover
+    model = direct_model()
+    rng = np.random.default_rng(11)
+    fresh = runs(rng, 2000, noise=15.0)
+    before = inside(model, fresh)
+    calibrated = model.calibrated_on(runs(rng, 1000, noise=15.0), "holdout-studentized")
+    after = inside(calibrated, fresh)
+    assert before < 0.6
+    assert 0.87 <= after <= 0.93  # 1000 calibration runs: sampling sd of coverage ~0.01
+    assert calibrated.predict_many(np.array([[930.0, 512.0, 6.0]]))[0] == pytest.approx(
+        model.predict_many(np.array([[930.0, 512.0, 6.0]]))[0], rel=1e-12)
+
+
+def test_calibration_never_narrows_the_parametric_interval() -> None:
+    model = direct_model()
+    tiny = model.calibrated({"method": "x", "z": [0.0, 0.01, 0.02, 0.03]})
+    a = dict(REF)
+    assert tiny.predict_interval(a).hi == pytest.approx(model.predict_interval(a).hi, rel=1e-12)
+    # z quantile: rank ceil((n + 1) * level) = 10 of 10, i.e. the largest
+    wide = model.calibrated({"method": "x", "z": [float(v) for v in range(1, 11)]})
+    p, base = wide.predict_interval(a), model.predict_interval(a)
+    assert (p.hi - p.mean) / p.std == pytest.approx(10.0)
+    assert p.hi - p.lo > base.hi - base.lo
+    assert model.calibrated_on([(a, 1.0)], "holdout") is model  # too few cases: unchanged
+
+
+def test_calibration_round_trips_and_is_validated(tmp_path: Path) -> None:
+    model = direct_model().calibrated({"method": "loo-studentized", "z": [2.0, 0.5, 1.0]})
+    back = load_model(model.save(tmp_path / "m.json"))
+    assert back.calibration == {"method": "loo-studentized", "z": [0.5, 1.0, 2.0]}
+    a = dict(REF)
+    assert back.predict_interval(a) == pytest.approx(model.predict_interval(a), rel=1e-12)
+    d = model.to_dict()
+    del d["calibration"]  # files written before calibration existed still load
+    assert CostModel.from_dict(d).calibration == {}
+    for bad in ({"z": [-1.0]}, {"z": "wide"}, [1, 2]):
+        d["calibration"] = bad
+        with pytest.raises(ModelError, match="calibration"):
+            CostModel.from_dict(d)

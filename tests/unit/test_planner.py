@@ -177,6 +177,38 @@ def test_loo_error_equals_brute_force_refits():
     assert loo_total == pytest.approx(brute, rel=1e-9)
 
 
+class NoisyRunner(TableRunner):
+    """The table's truth with a fixed 3% error per assignment on f_a (as repeats would vary)."""
+
+    def run(self, request):
+        out = super().run(request)
+        a = tuple(request.assignment.values())
+        e = 1.0 + 0.03 * np.random.default_rng([int(10 * v) for v in a]).standard_normal()
+        s = out.sample
+        o_a = s.o_a * e
+        return RunOutcome(request, RunStatus.DONE, sample=Sample(
+            s.assignment, T=s.D * (o_a + s.o_n + s.o_d), D=s.D, U=s.U, o_a=o_a, o_n=s.o_n,
+            o_d=s.o_d))
+
+
+def test_model_intervals_carry_studentized_loo_residuals_of_T():
+    planner = make_planner(SPACE, {**PAPER, "predictors": {"mode": "auto"}}, 0)
+    Campaign(planner, NoisyRunner(SPACE)).run()
+    learner, model = planner.learner, planner.model()
+    T, X = learner.T(), learner.X
+    t_loo = learner.combine(learner.loo_predictions())  # hat-matrix LOO, checked above
+    _, var, _ = model.predict_var_many(X)
+    usable = np.isfinite(t_loo)  # leverage-1 points have no LOO prediction
+    z = np.sort(np.abs(T - t_loo)[usable] / np.sqrt(var[usable]))
+    assert model.calibration["method"] == "loo-studentized"
+    assert 3 <= len(model.calibration["z"]) == usable.sum() <= learner.n
+    np.testing.assert_allclose(model.calibration["z"], z, rtol=1e-9)
+    # a 90% interval is at least as wide as the LOO residuals' quantile says
+    p = model.predict_interval(SPACE.as_dict(SPACE.candidates[0]), 0.90)
+    k = min(int(np.ceil((len(z) + 1) * 0.90)), len(z))
+    assert (p.hi - p.mean) / p.std >= z[k - 1] - 1e-9
+
+
 def test_unknown_names_raise_config_errors_naming_the_key():
     with pytest.raises(ConfigError, match="traversal"):
         parse_design({"traversal": "zigzag"})

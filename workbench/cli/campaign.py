@@ -128,6 +128,8 @@ def _summary(doc: dict[str, Any]) -> None:
                        ("holdout_mape_pct", "holdout MAPE")):
         if final.get(key) is not None:
             parts.append(f"{label} {final[key]:.1f}%")
+    if final.get("holdout_coverage_90") is not None:
+        parts.append(f"holdout runs inside 90% interval {final['holdout_coverage_90']:.0%}")
     if final.get("overhead_s_per_run") is not None:
         parts.append(f"overhead {final['overhead_s_per_run']:.2f}s/run")
     if final.get("profile_s_per_run"):
@@ -161,6 +163,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         res = info.spec.get("holdout_result") or {}
         if res.get("holdout_mape_pct") is not None:
             line += f", MAPE {res['holdout_mape_pct']:.1f}%"
+        if res.get("holdout_coverage_90") is not None:
+            line += f", {res['holdout_coverage_90']:.0%} inside 90% interval"
         if res.get("overhead_s_per_run") is not None:
             line += f", overhead {res['overhead_s_per_run']:.2f}s/run"
         print(line)

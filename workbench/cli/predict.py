@@ -38,5 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
     p = model.predict_interval(assignment, level=args.level)
-    print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s)")
+    cal = model.calibration
+    how = (f"; calibrated on {len(cal['z'])} {cal.get('method', '').split('-studentized')[0]} "
+           "residuals" if cal.get("z") else "")
+    print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how})")
     return 0
