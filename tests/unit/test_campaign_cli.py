@@ -107,10 +107,15 @@ def test_plot_of_a_live_campaign_compares_its_holdout_runs(campaign, tmp_path) -
         for o in holdout:
             store.record_outcome("live-like", o)
         store.save_model("live-like", len(holdout), model)
-        points = _series(store, "live-like")["predicted"]
+        series = _series(store, "live-like")
+        points = series["predicted"]
     cm = CostModel.from_dict(model)
     assert points == [(o.sample.T, pytest.approx(cm.predict(dict(o.request.assignment))))
                       for o in holdout]
+    assert series["source"] == "holdout runs"
+    # each point's 90% interval, as the model would give it to a scheduler
+    assert series["intervals"] == [pytest.approx(cm.predict_interval(
+        dict(o.request.assignment), 0.90)[1:3]) for o in holdout]
     out = tmp_path / "live.png"
     assert main(["plot", "live-like", "--store", url, "-o", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,6 +13,8 @@ import numpy as np
 from nimo.exceptions import ConfigError
 from nimo.store import default_url, open_store
 
+LEVEL = 0.90
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("plot", help="plot campaigns' convergence and accuracy")
@@ -38,21 +40,35 @@ def _series(store: Any, name: str) -> dict[str, Any]:
     iterations = store.iterations(name)
     models = store.models(name)
     external = [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
+    source = "external test set"
     if not external:  # a live campaign: its holdout runs are the test set it never learned from
         external = [(dict(r.assignment), r.sample.T) for r in store.runs(name)
                     if r.purpose == "holdout" and r.sample is not None]
+        source = "holdout runs"
     predicted: list[tuple[float, float]] = []
+    intervals: list[tuple[float, float]] = []
+    note = ""
     if models and external:
         model = CostModel.from_dict(models[-1].model)
         X = np.array([[a[n] for n in model.names] for a, _ in external])
         predicted = list(zip([T for _, T in external], model.predict_many(X).tolist(),
                              strict=True))
+        bounds = [model.predict_interval(a, LEVEL) for a, _ in external]
+        intervals = [(p.lo, p.hi) for p in bounds]
+        method = str(model.calibration.get("method", ""))
+        if method.split("-studentized")[0] in ("external-test", "holdout"):
+            note = " (intervals calibrated on them)"
+    holdout = (info.spec.get("holdout_result") or {}).get("holdout_mape_pct")
     return {
         "name": name,
         "t": [r.acquisition_s for r in iterations],
         "external": [r.external_mape_pct for r in iterations],
         "internal": [r.internal_error_pct for r in iterations],
         "predicted": predicted,
+        "intervals": intervals,
+        "source": source,
+        "calibrated_on_them": bool(note),
+        "holdout_mape": holdout,
     }
 
 
@@ -74,9 +90,22 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
             y = np.array([np.nan if v is None else v for v in s[key]], float)
             if np.isfinite(y).any():
                 ax1.plot(t, y, style, color=color, ms=3, label=f"{s['name']}: {label}")
+        if s.get("holdout_mape") is not None and len(t):
+            ax1.plot([t[-1]], [s["holdout_mape"]], "*", color=color, ms=11,
+                     label=f"{s['name']}: holdout MAPE {s['holdout_mape']:.1f}%")
         if s["predicted"]:
             m, p = np.array(s["predicted"]).T
-            ax2.scatter(m, p, s=14, color=color, label=s["name"])
+            lo, hi = np.array(s["intervals"], float).reshape(-1, 2).T
+            known = np.isfinite(lo) & np.isfinite(hi)
+            label = s["name"]
+            if known.any():
+                inside = int(np.sum((lo <= m) & (m <= hi) & known))
+                label += f": {inside}/{len(m)} inside" + (
+                    " (calibrated on them)" if s["calibrated_on_them"] else "")
+                ax2.errorbar(m[known], p[known], yerr=[p[known] - lo[known],
+                                                       hi[known] - p[known]],
+                             fmt="none", ecolor=color, alpha=0.35, lw=1)
+            ax2.scatter(m, p, s=14, color=color, label=label, zorder=3)
     ax1.set_xlabel(f"learning time ({unit})")
     ax1.set_ylabel("error (%)")
     ax1.set_title("Error vs learning time")
@@ -84,7 +113,8 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
     ax1.grid(alpha=0.3)
     if ax1.lines:
         ax1.legend(fontsize=8)
-    _predicted_panel(ax2, [p for s in series for p in s["predicted"]])
+    sources = sorted({s["source"] for s in series if s["predicted"]})
+    _predicted_panel(ax2, [p for s in series for p in s["predicted"]], "; ".join(sources))
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=110)
@@ -95,9 +125,9 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
-def _predicted_panel(ax: Any, points: list[tuple[float, float]]) -> None:
-    ax.set_title("Predicted vs measured T (external test set or holdout runs)")
-    ax.set_xlabel("measured T (s)")
+def _predicted_panel(ax: Any, points: list[tuple[float, float]], source: str) -> None:
+    ax.set_title(f"Predicted vs measured T, bars: {LEVEL:.0%} prediction interval")
+    ax.set_xlabel(f"measured T (s): {source}" if source else "measured T (s)")
     ax.set_ylabel("predicted T (s)")
     if not points:
         ax.text(0.5, 0.5, "no external test set, holdout runs or model", ha="center",
@@ -111,12 +141,21 @@ def _predicted_panel(ax: Any, points: list[tuple[float, float]]) -> None:
     ax.fill_between(line, line * 0.9, line * 1.1, color="grey", alpha=0.25, label="±10%")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FuncFormatter
 
+    decades = np.log10(hi / lo)
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter(FormatStrFormatter("%g"))
-        axis.set_minor_formatter(FormatStrFormatter("%g"))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: _minor_label(v, decades)))
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def _minor_label(value: float, decades: float) -> str:
+    """Minor log ticks: 2 and 5 labelled over a few decades, 2-9 over less than one, none
+    beyond (labels would collide)."""
+    lead = round(value / 10 ** np.floor(np.log10(value)))
+    shown = range(2, 10) if decades < 1 else (2, 5) if decades < 2.5 else ()
+    return f"{value:g}" if lead in shown else ""
