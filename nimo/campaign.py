@@ -106,6 +106,18 @@ def mape_pct(model: Any, cases: External) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def interval_coverage(model: Any, cases: External, level: float) -> float | None:
+    """Fraction of (assignment, measured T) pairs inside ``model``'s ``level`` interval
+    (NaN bounds count as a miss); None for models without intervals."""
+    if not hasattr(model, "predict_interval") or not cases:
+        return None
+    inside = 0
+    for assignment, T in cases:
+        p = model.predict_interval(assignment, level)
+        inside += bool(p.lo <= T <= p.hi)
+    return inside / len(cases)
+
+
 def current_model(planner: Planner) -> Any:
     """The planner's model, or None while it cannot fit one yet."""
     try:

@@ -35,9 +35,11 @@ from nimo.campaign import (
     ProgressTable,
     ResumingRunner,
     StoreRecorder,
+    interval_coverage,
     mape_pct,
 )
 from nimo.exceptions import ConfigError, StoreError
+from nimo.model.cost import EXTERNAL, HOLDOUT
 from nimo.runner import Runner
 from nimo.samples import RunOutcome, RunRequest
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
@@ -166,16 +168,18 @@ def execute(
     try:
         result = campaign.run()
         holdout = int(info.spec.get("holdout") or 0)
+        holdout_cases: list[tuple[dict[str, float], float]] = []
         if holdout and not result.failed_streak:
             if store is not None:  # learning is over; the campaign ends with its holdout
                 store.set_status(info.name, "holdout")
-            extra = run_holdout(campaign, resuming, holdout, info.seed, collector, store)
+            extra, holdout_cases = run_holdout(campaign, resuming, holdout, info.seed,
+                                               collector, store)
             result = campaign.result(**extra)
             if store is not None:
                 store.update_spec(info.name, holdout_result=extra)
                 store.set_status(info.name, "done")
         if not result.failed_streak:
-            result = _with_calibrated_model(result, collector.holdout, external)
+            result = _with_calibrated_model(result, holdout_cases, external)
             if store is not None and result.model is not None and result.iterations:
                 # the model handed over (refitted when the planner stopped, recalibrated) is
                 # the last version: `nimo model export` gives what --json gives
@@ -213,7 +217,6 @@ class _Outcomes(Observer):
 
     def __init__(self) -> None:
         self.outcomes: list[RunOutcome] = []
-        self.holdout: list[tuple[dict[str, float], float]] = []
 
     def iteration(self, outcome: RunOutcome, record: Any, model: Any) -> None:
         self.outcomes.append(outcome)
@@ -222,8 +225,9 @@ class _Outcomes(Observer):
 def run_holdout(
     campaign: Campaign, runner: Runner, n: int, seed: int, collector: _Outcomes,
     store: SqlStore | None,
-) -> dict[str, Any]:
-    """Run ``n`` random assignments the campaign did not use; MAPE of its final model."""
+) -> tuple[dict[str, Any], list[tuple[dict[str, float], float]]]:
+    """Run ``n`` random assignments the campaign did not use: the report (MAPE and interval
+    coverage of its final model, overheads) and the measured (assignment, T) pairs."""
     used = {tuple(sorted(o.request.assignment.items())) for o in collector.outcomes}
     space = runner.space
     unused = [c for c in space.candidates
@@ -240,31 +244,19 @@ def run_holdout(
         recorder.asked(requests)
     outcomes = runner.run_many(requests, on_outcome=recorder.outcome if recorder else None)
     ok = [o for o in outcomes if o.ok]
-    collector.holdout = [(o.request.assignment, o.sample.T) for o in ok]
+    cases = [(dict(o.request.assignment), o.sample.T) for o in ok]
     model = campaign.result().model
     everything = collector.outcomes + outcomes
     return {
         "holdout_runs": len(outcomes),
         "holdout_failed": len(outcomes) - len(ok),
-        "holdout_mape_pct": mape_pct(model, collector.holdout),
-        "holdout_coverage_90": interval_coverage(model, collector.holdout, 0.90),
+        "holdout_mape_pct": mape_pct(model, cases),
+        "holdout_coverage_90": interval_coverage(model, cases, 0.90),
         "overhead_s_per_run": float(np.mean([o.overhead_s for o in everything]))
         if everything else None,
         "profile_s_per_run": float(np.mean([_profile_s(o) for o in everything]))
         if everything else None,
-    }
-
-
-def interval_coverage(model: Any, cases: Sequence[tuple[Mapping[str, float], float]],
-                      level: float) -> float | None:
-    """Fraction of ``cases`` whose measured T lies in the model's ``level`` interval."""
-    if not hasattr(model, "predict_interval") or not cases:
-        return None
-    inside = []
-    for assignment, T in cases:
-        p = model.predict_interval(assignment, level)
-        inside.append(bool(p.lo <= T <= p.hi))  # NaN bounds count as a miss
-    return sum(inside) / len(inside)
+    }, cases
 
 
 def _with_calibrated_model(result: CampaignResult, holdout: Sequence[tuple[Any, float]],
@@ -272,11 +264,11 @@ def _with_calibrated_model(result: CampaignResult, holdout: Sequence[tuple[Any, 
     """``result`` with its model's intervals calibrated on runs it never trained on: the
     holdout runs, else the replay's external test set (their mean T). Only the intervals
     change, never a prediction."""
-    cases, method = (holdout, "holdout") if holdout else (external, "external-test")
+    cases, method = (holdout, HOLDOUT) if holdout else (external, EXTERNAL)
     model = result.model
-    if not hasattr(model, "calibrated_on") or len(cases) < 3:
+    if not hasattr(model, "calibrated_on"):
         return result
-    return dataclasses.replace(result, model=model.calibrated_on(cases, f"{method}-studentized"))
+    return dataclasses.replace(result, model=model.calibrated_on(cases, method))
 
 
 def _profile_s(outcome: RunOutcome) -> float:

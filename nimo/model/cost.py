@@ -25,6 +25,23 @@ FORMAT = "nimo-cost-model"
 VERSION = 1
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
+# calibration methods -> the runs their residuals come from (as `nimo predict` names them)
+LOO, HOLDOUT, EXTERNAL = "loo-studentized", "holdout-studentized", "external-test-studentized"
+CALIBRATION_SOURCES = {LOO: "loo", HOLDOUT: "holdout", EXTERNAL: "external-test"}
+MIN_CALIBRATION_RUNS = 3
+
+
+def calibration_of(method: str, T: np.ndarray, predicted: np.ndarray,
+                   var: np.ndarray) -> dict[str, Any]:
+    """``{"method", "z"}`` with ``z`` the sorted ``|T - predicted| / sqrt(var)`` over runs with
+    a finite prediction and a finite, positive variance; ``{}`` when fewer than
+    ``MIN_CALIBRATION_RUNS`` qualify."""
+    T, predicted, var = (np.asarray(a, dtype=float) for a in (T, predicted, var))
+    ok = np.isfinite(T) & np.isfinite(predicted) & np.isfinite(var) & (var > 0)
+    if ok.sum() < MIN_CALIBRATION_RUNS:
+        return {}
+    z = np.sort(np.abs(T[ok] - predicted[ok]) / np.sqrt(var[ok]))
+    return {"method": method, "z": [float(v) for v in z]}
 
 
 class Prediction(NamedTuple):
@@ -49,8 +66,8 @@ class CostModel:
     ``attributes``: ``[{name, levels, direction, resource, unit}, ...]`` in the order of the
     columns given to :meth:`predict_many`. ``reference``: the reference assignment.
     ``predictors``: target -> :class:`FittedPredictor` for every target the kind needs.
-    ``calibration``: ``{"method": "loo-studentized", "z": [...]}``, the sorted studentized
-    leave-one-out residuals of T; empty when unknown (intervals are then purely parametric).
+    ``calibration``: ``{"method", "z"}`` (:func:`calibration_of`), the sorted studentized
+    residuals of T that widen the intervals; empty when unknown (purely parametric).
     """
 
     attributes: list[dict[str, Any]]
@@ -91,26 +108,18 @@ class CostModel:
         """This model with ``calibration`` (see the class docstring) for its intervals."""
         return replace(self, calibration=dict(calibration))
 
-    def studentized_residuals(
-        self, cases: Sequence[tuple[Mapping[str, float], float]]
-    ) -> list[float]:
-        """``|T - mean| / std`` of measured ``(assignment, T)`` cases (those with a finite,
-        positive predictive std), sorted."""
-        z = []
-        for assignment, T in cases:
-            m, v, _ = self.predict_var_many(self.row(assignment))
-            sd = math.sqrt(float(v[0])) if float(v[0]) > 0 else math.nan
-            if math.isfinite(sd) and math.isfinite(float(T)):
-                z.append(abs(float(T) - float(m[0])) / sd)
-        return sorted(z)
-
     def calibrated_on(
         self, cases: Sequence[tuple[Mapping[str, float], float]], method: str
     ) -> CostModel:
-        """This model calibrated on runs it was not trained on (split conformal: valid for
-        assignments drawn like ``cases``); unchanged when fewer than 3 cases are usable."""
-        z = self.studentized_residuals(cases)
-        return self.calibrated({"method": method, "z": z}) if len(z) >= 3 else self
+        """This model calibrated on measured ``(assignment, T)`` runs it was not trained on
+        (split conformal: valid for assignments drawn like ``cases``); unchanged when fewer
+        than ``MIN_CALIBRATION_RUNS`` are usable."""
+        if not cases:
+            return self
+        X = np.vstack([self.row(a) for a, _ in cases])
+        mean, var, _ = self.predict_var_many(X)
+        calibration = calibration_of(method, np.array([T for _, T in cases], float), mean, var)
+        return self.calibrated(calibration) if calibration else self
 
     def interval_multiplier(self, level: float, dof: float) -> float:
         """Half-width of the ``level`` interval in predictive stds: the Student-t quantile, or

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from nimo.model import CostModel, FittedPredictor
-from nimo.model.cost import attributes_as_dicts
+from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.samples import Sample
@@ -149,17 +149,10 @@ class Learner:
         predictive std at sample i, sorted: the model widens its intervals to their quantile
         where the parametric ones are too narrow (misspecification, heavy-tailed noise).
         Leverage-1 points, which have no LOO prediction, are left out."""
-        if self.n < 3:
+        if self.n < MIN_CALIBRATION_RUNS:
             return {}
-        t_loo = self.combine(self.loo_predictions())
         _, var, _ = model.predict_var_many(self.X)
-        with np.errstate(invalid="ignore"):
-            sd = np.sqrt(var)
-        ok = np.isfinite(t_loo) & np.isfinite(sd) & (sd > 0)
-        if ok.sum() < 3:
-            return {}
-        z = np.sort(np.abs(self.T()[ok] - t_loo[ok]) / sd[ok])
-        return {"method": "loo-studentized", "z": [float(v) for v in z]}
+        return calibration_of(LOO, self.T(), self.combine(self.loo_predictions()), var)
 
     def test_errors(self, test: Sequence[Sample]) -> tuple[float | None, dict[str, float | None]]:
         """Error on a fixed internal test set (never used for training)."""

@@ -35,6 +35,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def _series(store: Any, name: str) -> dict[str, Any]:
     from nimo.model import CostModel
+    from nimo.model.cost import EXTERNAL, HOLDOUT
 
     info = store.campaign(name)
     iterations = store.iterations(name)
@@ -47,17 +48,13 @@ def _series(store: Any, name: str) -> dict[str, Any]:
         source = "holdout runs"
     predicted: list[tuple[float, float]] = []
     intervals: list[tuple[float, float]] = []
-    note = ""
+    calibrated_on_them = False
     if models and external:
         model = CostModel.from_dict(models[-1].model)
-        X = np.array([[a[n] for n in model.names] for a, _ in external])
-        predicted = list(zip([T for _, T in external], model.predict_many(X).tolist(),
-                             strict=True))
         bounds = [model.predict_interval(a, LEVEL) for a, _ in external]
+        predicted = [(T, p.mean) for (_, T), p in zip(external, bounds, strict=True)]
         intervals = [(p.lo, p.hi) for p in bounds]
-        method = str(model.calibration.get("method", ""))
-        if method.split("-studentized")[0] in ("external-test", "holdout"):
-            note = " (intervals calibrated on them)"
+        calibrated_on_them = model.calibration.get("method") in (EXTERNAL, HOLDOUT)
     holdout = (info.spec.get("holdout_result") or {}).get("holdout_mape_pct")
     return {
         "name": name,
@@ -67,7 +64,7 @@ def _series(store: Any, name: str) -> dict[str, Any]:
         "predicted": predicted,
         "intervals": intervals,
         "source": source,
-        "calibrated_on_them": bool(note),
+        "calibrated_on_them": calibrated_on_them,
         "holdout_mape": holdout,
     }
 

@@ -6,6 +6,7 @@ import argparse
 
 from nimo.exceptions import ConfigError
 from nimo.model import load_model
+from nimo.model.cost import CALIBRATION_SOURCES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
     p = model.predict_interval(assignment, level=args.level)
     cal = model.calibration
-    how = (f"; calibrated on {len(cal['z'])} {cal.get('method', '').split('-studentized')[0]} "
-           "residuals" if cal.get("z") else "")
+    source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
+    how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
     print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how})")
     return 0
