@@ -1,0 +1,159 @@
+"""Snapshot of ``nimo replay --json`` for every design preset on the shipped datasets.
+
+Recorded once from a known-good commit and checked after any change that must leave the
+learning behaviour unchanged (same runs in the same order, same figures to 1e-9)::
+
+    python tests/regression/replay_snapshot.py record [--presets a,b] [--seeds 1,2,3]
+    python tests/regression/replay_snapshot.py check  [--presets a,b] [--seeds 1,2,3]
+
+Each case runs the real CLI (``workbench.cli.main``) in a worker process; a case that exits
+with a user error is recorded as its exit code and one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import io
+import json
+import math
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = Path(__file__).with_name("replay_snapshot.json.gz")
+DATASETS = (
+    "datasets/synthetic/cpu_bound.csv",
+    "datasets/synthetic/io_bound.csv",
+    "datasets/synthetic/memory_cliff.csv",
+    "datasets/synthetic/prefetch_interaction.csv",
+    "datasets/synthetic/saturating.csv",
+    "datasets/lab/checksum.csv",
+)
+SEEDS = (1, 2, 3)
+# Presets later work may change on purpose; the rest are the paper's and must not move.
+NOT_PAPER = ("recommended", "baseline-random", "baseline-all-samples")
+TOLERANCE = 1e-9
+VOLATILE = frozenset({"created_at"})  # wall-clock stamps, not behaviour
+
+
+def all_presets() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "designs").glob("*.yaml"))
+
+
+def paper_presets() -> list[str]:
+    return [p for p in all_presets() if p not in NOT_PAPER]
+
+
+def case_key(preset: str, dataset: str, seed: int) -> str:
+    return f"{preset}|{dataset}|{seed}"
+
+
+def run_case(key: str) -> tuple[str, dict[str, Any]]:
+    """Run one replay through the CLI; the JSON document or the error it ended with."""
+    from workbench.cli import main
+
+    preset, dataset, seed = key.split("|")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        argv = ["replay", str(ROOT / dataset), "--design", preset, "--seed", seed,
+                "--json", str(out), "--quiet"]
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = int(e.code or 0)
+        if code != 0 or not out.exists():
+            return key, {"exit": code, "error": err.getvalue().strip()}
+        return key, {"exit": 0, "doc": json.loads(out.read_text())}
+
+
+def run_cases(keys: Sequence[str], workers: int = 2) -> dict[str, dict[str, Any]]:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return dict(pool.map(run_case, keys, chunksize=1))
+
+
+def differences(expected: Any, actual: Any, path: str = "") -> Iterable[str]:
+    """Where ``actual`` differs from ``expected`` (numbers within TOLERANCE, relative)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for k in sorted((set(expected) | set(actual)) - VOLATILE):
+            if k not in actual or k not in expected:
+                yield f"{path}/{k}: only in {'expected' if k in expected else 'actual'}"
+            else:
+                yield from differences(expected[k], actual[k], f"{path}/{k}")
+    elif isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            yield f"{path}: length {len(expected)} -> {len(actual)}"
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
+            yield from differences(e, a, f"{path}[{i}]")
+    elif _number(expected) and _number(actual):
+        if not _close(float(expected), float(actual)):
+            yield f"{path}: {expected!r} -> {actual!r}"
+    elif expected != actual:
+        yield f"{path}: {expected!r} -> {actual!r}"
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _close(e: float, a: float) -> bool:
+    if math.isnan(e) or math.isnan(a):
+        return math.isnan(e) and math.isnan(a)
+    return abs(e - a) <= TOLERANCE * max(1.0, abs(e), abs(a))
+
+
+def load_snapshot(path: Path = SNAPSHOT) -> dict[str, dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def save_snapshot(cases: dict[str, dict[str, Any]], path: Path = SNAPSHOT) -> None:
+    text = json.dumps(dict(sorted(cases.items())), sort_keys=True, separators=(",", ":"))
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(text)
+
+
+def keys_for(presets: Sequence[str], seeds: Sequence[int]) -> list[str]:
+    return [case_key(p, d, s) for p in presets for d in DATASETS for s in seeds]
+
+
+def check(keys: Sequence[str], workers: int = 2) -> dict[str, list[str]]:
+    """Per case, the differences from the snapshot (empty when unchanged)."""
+    expected = load_snapshot()
+    actual = run_cases(keys, workers)
+    return {k: list(differences(expected[k], actual[k]))[:5] for k in keys}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("action", choices=("record", "check"))
+    p.add_argument("--presets", help="comma-separated (default: every preset)")
+    p.add_argument("--seeds", default=",".join(map(str, SEEDS)))
+    p.add_argument("--workers", type=int, default=2)
+    args = p.parse_args(argv)
+    presets = args.presets.split(",") if args.presets else all_presets()
+    keys = keys_for(presets, [int(s) for s in args.seeds.split(",")])
+    if args.action == "record":
+        cases = run_cases(keys, args.workers)
+        if SNAPSHOT.exists():
+            cases = {**load_snapshot(), **cases}
+        save_snapshot(cases)
+        print(f"recorded {len(keys)} cases in {SNAPSHOT.relative_to(ROOT)}")
+        return 0
+    diffs = check(keys, args.workers)
+    changed = {k: v for k, v in diffs.items() if v}
+    for k, v in changed.items():
+        print(f"CHANGED {k}:", *v, sep="\n  ")
+    print(f"{len(diffs) - len(changed)} unchanged, {len(changed)} changed")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
