@@ -8,12 +8,14 @@ order and every figure must match the snapshot to 1e-9.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 _spec = importlib.util.spec_from_file_location(
     "replay_snapshot", Path(__file__).with_name("replay_snapshot.py"))
 assert _spec is not None and _spec.loader is not None
 snapshot = importlib.util.module_from_spec(_spec)
+sys.modules["replay_snapshot"] = snapshot  # worker processes unpickle its functions by name
 _spec.loader.exec_module(snapshot)
 
 
