@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nimo.exceptions import NimoError, StoreError
+from nimo.errors import NimoError, StoreError
 from nimo.planner.base import IterationRecord, Planner
 from nimo.runner import OutcomeCallback, Runner
 from nimo.samples import RunOutcome, RunRequest

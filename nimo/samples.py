@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nimo.exceptions import DataError
+from nimo.errors import DataError
 
 PURPOSES = ("pbdf", "reference", "test", "train", "external", "holdout")
 TARGETS = ("o_a", "o_n", "o_d", "D")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.model import CostModel, Prediction
 from nimo.model import load_model as _load_model
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError, PlanExhausted
 
 RESOURCES = ("compute", "network", "storage")
 Assignment = tuple[float, ...]
@@ -153,7 +153,7 @@ class ResourceSpace:
             c = self.candidates[int(i)]
             if c not in excluded:
                 return c
-        raise ConfigError("no candidate assignment left to run")
+        raise PlanExhausted("no candidate assignment left to run")
 
     def __contains__(self, a: object) -> bool:
         return a in set(self.candidates)

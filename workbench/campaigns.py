@@ -38,7 +38,7 @@ from nimo.campaign import (
     interval_coverage,
     mape_pct,
 )
-from nimo.exceptions import ConfigError, StoreError
+from nimo.errors import ConfigError, FileAccessError, StoreError
 from nimo.model.cost import EXTERNAL, HOLDOUT
 from nimo.runner import Runner
 from nimo.samples import RunOutcome, RunRequest
@@ -369,7 +369,7 @@ def write_json(result: CampaignResult, path: str | Path) -> Path:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"cannot write {path}: {e.strerror or e}") from None
+        raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
     return path
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError, FileAccessError
 from nimo.planner.design import DesignSpec, parse_design
 
 DESIGNS_DIR = Path(__file__).resolve().parents[1] / "designs"
@@ -23,7 +23,7 @@ def read_yaml(path: Path) -> Any:
     try:
         text = path.read_text()
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+        raise FileAccessError(f"{path}: cannot read ({e.strerror})") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:

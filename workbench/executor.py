@@ -41,7 +41,6 @@ from workbench.collector import (
     parse_rpc_srt,
     rtt_from,
 )
-from workbench.collector.errors import ParseError
 from workbench.emulation import (
     CgroupSpec,
     LinkEnd,
@@ -50,7 +49,7 @@ from workbench.emulation import (
     create_cgroup,
     scope_name,
 )
-from workbench.exceptions import HostError, WorkbenchError
+from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
 from workbench.inventory import Host, Inventory, load_inventory, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors, find_sadc
 from workbench.profiles import (
@@ -60,7 +59,7 @@ from workbench.profiles import (
     measure_cpu,
     measure_network,
 )
-from workbench.remote import CommandTimeout, Connection
+from workbench.remote import Connection
 from workbench.storage import mount_dataset, unmount_dataset
 
 APP_DIR = "/tmp/nimo-apps"
@@ -71,9 +70,6 @@ TIMER = ["sh", "-c",
 _TIMER_LINE = re.compile(r"^nimo-T (\d+\.\d+) (\d+\.\d+) (\d+)$", re.M)
 _ROUTE_DEV = re.compile(r"\bdev (\S+)")
 
-
-class AppFailed(WorkbenchError):
-    """G itself failed (non-zero exit, killed by the timeout or the OOM killer)."""
 
 
 @dataclass
@@ -687,4 +683,4 @@ def open_runner(inventory_path: str | Path, **kwargs: Any) -> SSHRunner:
     return SSHRunner(load_inventory(inventory_path), **kwargs)
 
 
-__all__ = ["AppFailed", "SSHRunner", "open_runner", "parse_timer"]
+__all__ = ["SSHRunner", "open_runner", "parse_timer"]

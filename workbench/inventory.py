@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from nimo.space import Attribute, ResourceSpace
-from workbench.exceptions import InventoryError
+from workbench.errors import InventoryError
 
 ROLES = ("compute", "storage")
 STORAGE_METHODS = ("auto", "sshfs", "nfs")

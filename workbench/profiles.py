@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.exceptions import WorkbenchError
+from workbench.errors import ProfileError
 from workbench.remote import Connection
 
 CPU_BENCH = (
@@ -65,9 +65,6 @@ RECEIVER = (
 _PING_RTT = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
 PROBE_PORT_BASE = 47000
 
-
-class ProfileError(WorkbenchError):
-    """A calibration benchmark failed or printed something unexpected."""
 
 
 def parse_ping(text: str, source: str = "<ping>") -> dict[str, float]:

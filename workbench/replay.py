@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nimo.exceptions import ConfigError, DataError
+from nimo.errors import ConfigError, DataError
 from nimo.runner import SequentialRunMany
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nimo.campaign import RetryingRunner
-from nimo.exceptions import NimoError
+from nimo.errors import NimoError
 from nimo.runner import Runner
 from nimo.store import CampaignInfo, default_url, normalise_url, open_store
 from nimo.store.types import IN_PROGRESS

@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 
 MAX_RUNS = 200
 

@@ -1,4 +1,4 @@
-"""The exportable cost model. Imports ONLY numpy, the stdlib and ``nimo.exceptions``.
+"""The exportable cost model. Imports ONLY numpy, the stdlib and ``nimo.errors``.
 
 A scheduler loads a model with ``load_model(path)`` and calls ``predict(assignment)``,
 ``predict_many(X)`` or ``predict_interval(assignment, level)``; the JSON layout is in

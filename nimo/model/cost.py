@@ -2,7 +2,7 @@
 
 ``kind='occupancy'``: ``T = f_D * (f_a + f_n + f_d)``; ``kind='direct'``: ``T = f_T`` (for
 datasets that record only T). JSON layout: docs/model-format.md. Imports only numpy, the
-stdlib and ``nimo.exceptions`` so that a scheduler can load a model with numpy alone.
+stdlib and ``nimo.errors`` so that a scheduler can load a model with numpy alone.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nimo.exceptions import ConfigError, ModelError
+from nimo.errors import ConfigError, ModelError
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from nimo.exceptions import ModelError
+from nimo.errors import ModelError
 
 TRANSFORMS = ("identity", "reciprocal", "log", "piecewise", "piecewise_below")
 POSITIVE_ONLY = ("reciprocal", "log")

@@ -3,7 +3,7 @@
 Prediction (Algorithm 6 step 4, extended): ``z_j = x_j / scale_j`` for the attributes used,
 ``eta = [1, terms(z)] @ params`` and ``f = y_scale * eta`` (response ``identity``) or
 ``f = y_scale * exp(eta)`` (response ``log``; this is the median, not the mean, of a
-log-normal error). Imports only numpy, the stdlib and ``nimo.exceptions``.
+log-normal error). Imports only numpy, the stdlib and ``nimo.errors``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from nimo.exceptions import ModelError
+from nimo.errors import ModelError
 from nimo.model.features import Term, design_matrix
 
 TARGETS = ("o_a", "o_n", "o_d", "D", "T")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nimo.doe import pbdf_design
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.planner.base import IterationRecord
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import TARGET_OF, DesignSpec

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.planner.base import IterationRecord, Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner

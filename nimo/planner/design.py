@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 
 STRATEGIES = ("nimo", "random", "all_samples")
 REFERENCES = ("min", "max", "rand")

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from nimo.exceptions import DataError
+from nimo.errors import DataError
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor
 from nimo.predictors.loo import ape_weights, mape

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 
 MODES = ("auto", "paper")
 ALLOWED_TRANSFORMS = ("identity", "reciprocal", "log", "piecewise")

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, select
 
-from nimo.exceptions import StoreError
+from nimo.errors import StoreError
 from nimo.planner.base import IterationRecord
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import tables as t

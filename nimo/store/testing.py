@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from nimo.exceptions import StoreError
+from nimo.errors import StoreError
 from nimo.planner.base import IterationRecord
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store.sql import SqlStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.emulation import CgroupSpec, cgroup_applied, create_cgroup, detect_cgroups
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError
 
 pytestmark = pytest.mark.lab
 

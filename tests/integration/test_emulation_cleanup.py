@@ -19,7 +19,7 @@ from workbench.emulation import (
     create_cgroup,
     network_applied,
 )
-from workbench.exceptions import HostError
+from workbench.errors import HostError
 from workbench.storage import dataset_mounted, mount_dataset, start_nfs_server
 
 pytestmark = pytest.mark.lab

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from workbench.exceptions import HostError
+from workbench.errors import HostError
 from workbench.remote import Connection
 
 pytestmark = pytest.mark.lab

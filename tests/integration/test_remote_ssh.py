@@ -10,14 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.exceptions import HostError, RemoteCommandFailed
-from workbench.remote import (
-    CommandFailed,
-    CommandTimeout,
-    Connection,
-    HostGroupError,
-    run_all,
-)
+from workbench.errors import CommandTimeout, HostError, HostGroupError, RemoteCommandFailed
+from workbench.remote import Connection, run_all
 
 pytestmark = pytest.mark.lab
 
@@ -29,7 +23,7 @@ def test_run_returns_output_and_exit_code(compute):
 
 
 def test_failure_message_names_host_command_code_and_stderr(compute):
-    with pytest.raises(CommandFailed) as ei:
+    with pytest.raises(RemoteCommandFailed) as ei:
         compute.run(["ls", "/nonexistent-nimo-dir"])
     msg = str(ei.value)
     assert isinstance(ei.value, RemoteCommandFailed)

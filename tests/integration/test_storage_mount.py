@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from workbench.emulation import LinkEnd, NetworkSpec, network_applied
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError
 from workbench.storage import dataset_mounted, has_nfs_client, mount_dataset, unmount_dataset
 
 pytestmark = pytest.mark.lab

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nimo.exceptions import ModelError
+from nimo.errors import ModelError
 from nimo.planner.base import IterationRecord, Planner
 from nimo.runner import SequentialRunMany
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample

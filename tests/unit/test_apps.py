@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench.apps import APP_DIR, APPS, app, script_files
-from workbench.exceptions import InventoryError
+from workbench.errors import InventoryError
 from workbench.inventory import parse_inventory, render_argv
 
 

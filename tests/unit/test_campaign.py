@@ -17,7 +17,7 @@ from nimo.campaign import (
     StoreRecorder,
     mape_pct,
 )
-from nimo.exceptions import StoreError
+from nimo.errors import StoreError
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
 

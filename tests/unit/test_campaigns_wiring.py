@@ -10,7 +10,7 @@ from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
 
 import workbench.campaigns as campaigns
 from nimo.campaign import Campaign, StoreRecorder
-from nimo.exceptions import StoreError
+from nimo.errors import StoreError
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from workbench.collector import (
-    ParseError,
     parse_ack_rtt,
     parse_cpu_stat,
     parse_cpuacct_usage,
@@ -18,7 +17,8 @@ from workbench.collector import (
     parse_sysfs_counters,
     rtt_from,
 )
-from workbench.profiles import ProfileError, parse_json_line, parse_ping
+from workbench.errors import ParseError, ProfileError
+from workbench.profiles import parse_json_line, parse_ping
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "collector"
 

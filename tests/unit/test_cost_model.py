@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nimo.exceptions import ConfigError, ModelError
+from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel, FittedPredictor, load_model
 from nimo.model.quantiles import norm_ppf, t_ppf, two_sided
 from nimo.predictors import fit_predictor

@@ -7,7 +7,7 @@ import pytest
 from workbench.emulation import CgroupSpec, NetworkSpec
 from workbench.emulation.cgroups import ENTER_SCRIPT, Cgroup, CgroupLayout, parse_layout
 from workbench.emulation.network import iptables_cmd, nfqueue_rule, queue_number
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError
 from workbench.lab.builder import plan_hosts
 from workbench.storage.mount import nfs_argv, sshfs_argv
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nimo.exceptions import ModelError
+from nimo.errors import ModelError
 from nimo.model.features import Factor, Term, attribute_scale, design_matrix
 
 Z = np.array([[0.5, 0.0], [1.0, 0.5], [2.0, 1.0]])

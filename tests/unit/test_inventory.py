@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workbench.exceptions import InventoryError
+from workbench.errors import InventoryError
 from workbench.inventory import load_inventory, parse_inventory, render_argv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nimo.doe import effects, foldover, pb_design, pbdf_design, rank
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 
 
 @pytest.mark.parametrize("factors", range(3, 48))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nimo.campaign import Campaign
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.planner import make_planner, parse_design
 from nimo.planner.sequences import lmax_level_order
 from nimo.runner import SequentialRunMany

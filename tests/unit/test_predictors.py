@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from nimo.exceptions import ConfigError, DataError
+from nimo.errors import ConfigError, DataError
 from nimo.predictors import PredictorOptions, fit_predictor
 
 CPU = [451.0, 797.0, 930.0, 996.0, 1396.0]

@@ -6,16 +6,8 @@ import shlex
 
 import pytest
 
-from workbench.exceptions import HostError, RemoteCommandFailed
-from workbench.remote import (
-    CommandFailed,
-    CommandResult,
-    CommandTimeout,
-    Connection,
-    HostGroupError,
-    command_line,
-    map_hosts,
-)
+from workbench.errors import CommandTimeout, HostError, HostGroupError, RemoteCommandFailed
+from workbench.remote import CommandResult, Connection, command_line, map_hosts
 
 
 def test_command_line_quotes_every_argument():
@@ -51,7 +43,7 @@ def _result(code=2, stderr="boom\n"):
 
 
 def test_command_failed_message_names_host_command_code_and_stderr_tail():
-    err = CommandFailed(_result(stderr="x" * 1000 + "the end\n"))
+    err = RemoteCommandFailed(_result(stderr="x" * 1000 + "the end\n"))
     assert isinstance(err, RemoteCommandFailed)
     msg = str(err)
     assert msg.startswith("h1: `cp 'a b' c` exited 2: ...")
@@ -61,7 +53,7 @@ def test_command_failed_message_names_host_command_code_and_stderr_tail():
 
 def test_command_timeout_is_a_command_failure():
     err = CommandTimeout(_result(code=137, stderr=""), 1.5)
-    assert isinstance(err, CommandFailed) and isinstance(err, RemoteCommandFailed)
+    assert isinstance(err, RemoteCommandFailed) and isinstance(err, RemoteCommandFailed)
     assert "1.5 s timeout" in str(err) and err.result.host == "h1"
 
 

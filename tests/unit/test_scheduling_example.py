@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 
 from nimo.campaign import Campaign
-from nimo.exceptions import ConfigError, ModelError
+from nimo.errors import ConfigError, ModelError
 from nimo.planner import make_planner
 from nimo.runner import SequentialRunMany
 from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample

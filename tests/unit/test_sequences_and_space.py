@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nimo.exceptions import ConfigError, DataError
+from nimo.errors import ConfigError, DataError, PlanExhausted
 from nimo.planner.sequences import binary_search_values, lmax_level_order
 from nimo.samples import occupancies
 from nimo.space import Attribute, ResourceSpace
@@ -61,6 +61,6 @@ def test_algorithm3_solves_for_occupancies_and_splits_stall():
 def test_nearest_skips_excluded_and_raises_when_nothing_left():
     space = ResourceSpace((Attribute("a", (1, 2)),))
     assert space.nearest((1,), exclude=[(1.0,)]) == (2.0,)
-    with pytest.raises(ConfigError):
+    with pytest.raises(PlanExhausted):
         space.nearest((1,), exclude=[(1.0,), (2.0,)])
     assert np.isclose(space._scale(np.array([1.5]))[0, 0], 0.5)

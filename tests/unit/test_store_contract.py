@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nimo.exceptions import StoreError
+from nimo.errors import StoreError
 from nimo.store import normalise_url, open_store
 from nimo.store.testing import StoreContract
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.exceptions import InventoryError
+from workbench.errors import InventoryError
 
 APP_DIR = Path(__file__).resolve().parent
 GENERATOR = "gen_dataset.py"

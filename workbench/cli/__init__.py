@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from nimo.exceptions import NimoError
+from nimo.errors import NimoError
 
 # name -> module; each module's register() adds the subcommand (and its own sub-subcommands).
 COMMANDS: dict[str, str] = {

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.campaign import format_duration, format_record
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.store import default_url, open_store
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nimo.exceptions import ConfigError
+from nimo.errors import FileAccessError
 from nimo.store import default_url, open_store
 
 
@@ -32,7 +32,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         path = model.save(Path(args.output))
     except OSError as e:
-        raise ConfigError(f"cannot write {args.output}: {e.strerror or e}") from None
+        raise FileAccessError(f"cannot write {args.output}: {e.strerror or e}") from None
     print(f"wrote {path}: model version {version.version} of {args.campaign} "
           f"(after run {version.run})")
     return 0

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from nimo.exceptions import ConfigError
+from nimo.errors import FileAccessError
 from nimo.store import default_url, open_store
 
 LEVEL = 0.90
@@ -116,7 +116,7 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
     try:
         fig.savefig(path, dpi=110)
     except OSError as e:
-        raise ConfigError(f"cannot write {path}: {e.strerror or e}") from None
+        raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
     return path

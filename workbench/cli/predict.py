@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.model import load_model
 from nimo.model.cost import CALIBRATION_SOURCES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from workbench.designs import load_design
 
 

@@ -6,7 +6,7 @@ import argparse
 import logging
 from typing import Any
 
-from nimo.exceptions import ConfigError
+from nimo.errors import ConfigError
 from nimo.store import default_url
 
 

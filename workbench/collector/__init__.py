@@ -3,7 +3,6 @@ network counters, tshark statistics). Parse errors name the source file and line
 
 from workbench.collector.algorithm3 import RunMeasurements, collect, split_io_time, utilisation
 from workbench.collector.cgroup import CpuAccounting, parse_cpu_stat, parse_cpuacct_usage
-from workbench.collector.errors import ParseError
 from workbench.collector.net import IfaceCounters, parse_proc_net_dev, parse_sysfs_counters
 from workbench.collector.sar import SarSummary, parse_sadf_json
 from workbench.collector.tshark import (
@@ -14,6 +13,7 @@ from workbench.collector.tshark import (
     parse_rpc_srt,
     rtt_from,
 )
+from workbench.errors import ParseError
 
 __all__ = [
     "CpuAccounting",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.collector.errors import ParseError
+from workbench.errors import ParseError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from workbench.collector.errors import ParseError
+from workbench.errors import ParseError
 
 SYSFS_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets")
 

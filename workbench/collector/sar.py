@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.collector.errors import ParseError
+from workbench.errors import ParseError
 
 
 @dataclass(frozen=True)

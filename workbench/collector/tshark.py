@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from workbench.collector.errors import ParseError
+from workbench.errors import ParseError
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from workbench.emulation.common import read_files, run_checked, scope_name
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
 
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory")

@@ -6,9 +6,8 @@ import re
 import weakref
 from collections.abc import Sequence
 
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection
-from workbench.remote.result import CommandFailed
 
 PREFIX = "nimo-"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -62,7 +61,7 @@ def run_checked(conn: Connection, argv: Sequence[str], what: str, timeout: float
     """Run a setup command; turn a failure into an :class:`EmulationError` naming ``what``."""
     try:
         return conn.run(argv, timeout=timeout).stdout
-    except CommandFailed as e:
+    except RemoteCommandFailed as e:
         raise EmulationError(
             f"{conn.name}: {what} failed: `{e.result.command}`: "
             f"{e.result.stderr.strip()[-300:] or e.result.exit_code}"

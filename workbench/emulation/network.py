@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.emulation.common import run_checked, scope_name
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection, RemoteProcess
-from workbench.remote.result import CommandFailed
 
 DELAYER_SOURCE = Path(__file__).with_name("delayer.py")
 NETEM_LIMIT = 100_000
@@ -261,7 +260,7 @@ def _try_netem(st: _EndState, spec: NetworkSpec, delay_ms: float) -> bool:
         try:
             conn.run(argv, timeout=30)
             st.qdisc = True
-        except CommandFailed as e:
+        except RemoteCommandFailed as e:
             if any(s in e.result.stderr.lower() for s in _NO_NETEM):
                 _netem_ok[conn] = False
                 return False

@@ -17,7 +17,7 @@ kernel before netfilter, so it cannot see delay added on its own host's ingress:
 ``ping -U``.
 """
 
+from workbench.errors import LabError
 from workbench.lab.builder import DEFAULT_DIR, DEFAULT_PREFIX, DEFAULT_SUBNET, Lab, LabHost
-from workbench.lab.netns import LabError
 
 __all__ = ["DEFAULT_DIR", "DEFAULT_PREFIX", "DEFAULT_SUBNET", "Lab", "LabError", "LabHost"]

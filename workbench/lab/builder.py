@@ -27,7 +27,8 @@ from typing import Any
 
 import yaml
 
-from workbench.lab.netns import LabError, cgroup_mounts, netns_list, netns_pids, sh, terminate
+from workbench.errors import LabError
+from workbench.lab.netns import cgroup_mounts, netns_list, netns_pids, sh, terminate
 from workbench.remote.connection import Connection
 
 DEFAULT_PREFIX = os.environ.get("NIMO_LAB_PREFIX", "nimo-")

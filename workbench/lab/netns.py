@@ -9,11 +9,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Sequence
 
-from workbench.exceptions import WorkbenchError
-
-
-class LabError(WorkbenchError):
-    """Building or removing the namespace lab failed."""
+from workbench.errors import LabError
 
 
 def sh(argv: Sequence[str], *, check: bool = True, input: str | None = None) -> str:

@@ -17,17 +17,16 @@ Public API (stable)::
     HostGroupError(results)                   # .results, .failures
 
 Errors: ``HostError`` (unreachable, key rejected, host key unknown/mismatch, connection
-dropped), ``CommandFailed`` (a ``RemoteCommandFailed``; ``.result``), ``CommandTimeout``
-(a ``CommandFailed``; the command was SIGKILLed on the host).
+dropped), ``RemoteCommandFailed`` (``.result``), ``CommandTimeout`` (a ``RemoteCommandFailed``; the
+command was SIGKILLed on the host); all defined in ``workbench.errors``.
 """
 
-from workbench.exceptions import HostError, RemoteCommandFailed
+from workbench.errors import CommandTimeout, HostError, HostGroupError, RemoteCommandFailed
 from workbench.remote.connection import Connection, RemoteProcess, command_line
-from workbench.remote.group import HostGroupError, map_hosts, run_all
-from workbench.remote.result import CommandFailed, CommandResult, CommandTimeout
+from workbench.remote.group import map_hosts, run_all
+from workbench.remote.result import CommandResult
 
 __all__ = [
-    "CommandFailed",
     "CommandResult",
     "CommandTimeout",
     "Connection",

@@ -19,14 +19,8 @@ from typing import Any
 
 import paramiko
 
-from workbench.exceptions import HostError
-from workbench.remote.result import (
-    CommandFailed,
-    CommandResult,
-    CommandTimeout,
-    as_argv,
-    quote_argv,
-)
+from workbench.errors import CommandTimeout, HostError, RemoteCommandFailed
+from workbench.remote.result import CommandResult, as_argv, quote_argv
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
@@ -262,7 +256,7 @@ class Connection:
         """Run ``argv`` on the host and wait for it.
 
         Raises:
-            CommandFailed (a ``RemoteCommandFailed``): non-zero exit and ``check``.
+            RemoteCommandFailed (a ``RemoteCommandFailed``): non-zero exit and ``check``.
             CommandTimeout: the command exceeded ``timeout`` (default ``default_timeout``);
                 it was killed on the host with SIGKILL.
             HostError: cannot connect, or the connection dropped mid-command.
@@ -299,7 +293,7 @@ class Connection:
         ):
             raise CommandTimeout(result, timeout)
         if check and result.exit_code != 0:
-            raise CommandFailed(result)
+            raise RemoteCommandFailed(result)
         return result
 
     def start(

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from workbench.exceptions import WorkbenchError
+from workbench.errors import HostGroupError
 from workbench.remote.connection import Connection
 from workbench.remote.result import CommandResult
 
 T = TypeVar("T")
 
-
-class HostGroupError(WorkbenchError):
-    """At least one host failed a group step; ``.results`` maps host -> value or exception."""
-
-    def __init__(self, results: Mapping[str, object]) -> None:
-        self.results = dict(results)
-        self.failures = {h: r for h, r in self.results.items() if isinstance(r, BaseException)}
-        detail = "; ".join(f"{h}: {e}" for h, e in sorted(self.failures.items()))
-        super().__init__(f"{len(self.failures)} of {len(self.results)} hosts failed: {detail}")
 
 
 def map_hosts(

@@ -6,10 +6,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.exceptions import RemoteCommandFailed
-
-STDERR_TAIL_CHARS = 400
-
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -39,33 +35,7 @@ def quote_argv(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def _tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
 
-
-class CommandFailed(RemoteCommandFailed):
-    """A remote command exited non-zero; ``.result`` holds the :class:`CommandResult`."""
-
-    def __init__(self, result: CommandResult, hint: str | None = None) -> None:
-        self.result = result
-        tail = _tail(result.stderr) or "(no stderr)"
-        super().__init__(
-            f"{result.host}: `{result.command}` exited {result.exit_code}: {tail}", hint
-        )
-
-
-class CommandTimeout(CommandFailed):
-    """A remote command ran longer than its timeout and was killed (SIGKILL) on the host."""
-
-    def __init__(self, result: CommandResult, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        RemoteCommandFailed.__init__(
-            self,
-            f"{result.host}: `{result.command}` exceeded its {timeout_s:g} s timeout "
-            f"and was killed",
-        )
-        self.result = result
 
 
 def as_argv(argv: Sequence[str]) -> tuple[str, ...]:

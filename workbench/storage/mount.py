@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from workbench.emulation.common import check_run_id, host_token, run_checked
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection
-from workbench.remote.result import CommandFailed
 from workbench.storage.nfs import NfsExport, start_nfs_server, stop_nfs_server
 
 METHODS = ("auto", "nfs", "sshfs")
@@ -161,7 +160,7 @@ def unmount_dataset(compute: Connection, record: MountRecord) -> float:
             try:
                 compute.run(argv, timeout=30)
                 break
-            except CommandFailed:
+            except RemoteCommandFailed:
                 continue
     if _mount_entry(compute, mnt) is not None:
         raise EmulationError(f"{compute.name}: {mnt} is still mounted after unmounting")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from workbench.emulation.common import check_run_id, host_token, run_checked
-from workbench.exceptions import EmulationError
+from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
 
 GANESHA = "ganesha.nfsd"

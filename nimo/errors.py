@@ -1,0 +1,48 @@
+"""Every error the learning core raises; ``NimoError`` is their root.
+
+Each carries a one-line ``message`` and an optional ``hint`` naming what would be valid. The
+CLI prints ``str(error)`` and exits 2, never a traceback; ``workbench.errors.WorkbenchError``
+(side effects) derives from ``NimoError`` so that one handler serves both packages.
+"""
+
+from __future__ import annotations
+
+
+class NimoError(Exception):
+    """Root of every error raised by ``nimo`` and ``workbench`` for a user to read."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class ConfigError(NimoError):
+    """Raised when a design, an option or a command-line value is malformed or names
+    something unknown; the message names the key and the hint the valid values."""
+
+
+class FileAccessError(NimoError):
+    """Raised when a file the user named cannot be read or written (the OS reason given)."""
+
+
+class DataError(NimoError):
+    """Raised when a dataset (CSV of measurements) or a sample is malformed, or cannot
+    answer what was asked of it (an unknown column, an assignment it never measured)."""
+
+
+class ModelError(NimoError):
+    """Raised when a cost-model file is corrupt, of a newer format version, not a NIMO
+    model, or asked to predict from inputs it cannot use."""
+
+
+class StoreError(NimoError):
+    """Raised when the campaign store cannot be reached, refuses a write (a name taken, a
+    run stored twice) or does not hold what was asked for."""
+
+
+class PlanExhausted(NimoError):
+    """Raised by a planner asked for a run when no candidate assignment is left to run."""
