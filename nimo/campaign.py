@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from nimo import metrics
 from nimo.errors import NimoError, StoreError
 from nimo.planner.base import IterationRecord, Planner
 from nimo.runner import OutcomeCallback, Runner
@@ -94,16 +95,13 @@ def _iteration_dict(r: IterationRecord) -> dict[str, Any]:
 
 
 def mape_pct(model: Any, cases: External) -> float | None:
-    """Mean absolute percentage error of ``model`` on (assignment, measured T) pairs."""
+    """``nimo.metrics.mape_pct`` of ``model`` on (assignment, measured T) pairs."""
     if model is None or not cases:
         return None
     names = list(getattr(model, "names", ()) or cases[0][0].keys())
     X = np.array([[float(a[n]) for n in names] for a, _ in cases])
     y = np.array([float(T) for _, T in cases])
-    pred = np.asarray(model.predict_many(X), dtype=float)
-    err = np.abs(pred - y) / np.abs(y)
-    value = float(np.mean(err) * 100.0)
-    return value if math.isfinite(value) else None
+    return metrics.mape_pct(y, model.predict_many(X))
 
 
 def interval_coverage(model: Any, cases: External, level: float) -> float | None:

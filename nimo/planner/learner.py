@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
@@ -21,16 +22,6 @@ OCCUPANCY_PREDICTORS = PREDICTOR_NAMES
 DIRECT_PREDICTORS = ("f_T",)
 
 
-def pct_error(actual: np.ndarray, predicted: np.ndarray) -> float:
-    """MAPE in percent; denominators floored at 5% of mean |actual| so that near-zero
-    occupancies (o_d of a CPU-bound task) do not explode the figure."""
-    actual = np.asarray(actual, float)
-    predicted = np.asarray(predicted, float)
-    if actual.size == 0:
-        return float("nan")
-    floor = max(0.05 * float(np.mean(np.abs(actual))), 1e-12)
-    denom = np.maximum(np.abs(actual), floor)
-    return float(np.mean(np.abs(actual - predicted) / denom) * 100.0)
 
 
 def _fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -133,8 +124,8 @@ class Learner:
             return None, {p: None for p in self.predictor_names}
         raw = self.loo_predictions()
         loo = {p: _fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
-        per = {p: pct_error(self.y(p), loo[p]) for p in self.predictor_names}
-        return pct_error(self.T(), self.combine(loo)), per
+        per = {p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
+        return internal_error_pct(self.T(), self.combine(loo)), per
 
     def loo_predictions(self) -> dict[str, np.ndarray]:
         """Each predictor's closed-form LOO predictions (NaN at leverage-1 points), cached."""
@@ -161,10 +152,10 @@ class Learner:
         Xt = np.asarray([self.space.from_dict(s.assignment) for s in test], float)
         preds = {p: self.fitted[p].predict(Xt) for p in self.predictor_names}
         per = {
-            p: pct_error(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
+            p: internal_error_pct(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
             for p in self.predictor_names
         }
-        return pct_error(np.asarray([s.T for s in test]), self.combine(preds)), per
+        return internal_error_pct(np.asarray([s.T for s in test]), self.combine(preds)), per
 
     # -- committee -------------------------------------------------------------------
     COMMITTEE = (
@@ -196,7 +187,7 @@ class Learner:
                                         self._levels, opts)
             loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
                    for p in self.predictor_names}
-            out.append((fits, pct_error(self.T(), self.combine(loo)) if n > 1 else None))
+            out.append((fits, internal_error_pct(self.T(), self.combine(loo)) if n > 1 else None))
         self._committee_cache = (n, key, out)
         return out
 

@@ -5,7 +5,7 @@ May import statsmodels (lazily, for the final OLS fit); the fitted result is a p
 """
 
 from nimo.predictors.fit import fit_predictor
-from nimo.predictors.loo import loo_mape, loo_predictions, mape
+from nimo.predictors.loo import loo_mape, loo_predictions
 from nimo.predictors.options import PredictorOptions
 
-__all__ = ["PredictorOptions", "fit_predictor", "loo_mape", "loo_predictions", "mape"]
+__all__ = ["PredictorOptions", "fit_predictor", "loo_mape", "loo_predictions"]

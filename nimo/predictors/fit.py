@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from nimo.errors import DataError
+from nimo.metrics import fit_error_pct, fit_error_weights
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor
-from nimo.predictors.loo import ape_weights, mape
 from nimo.predictors.options import PredictorOptions
 from nimo.predictors.select import Candidate, GreedySearch
 
@@ -83,7 +83,7 @@ def fit_predictor(
         matrix = np.column_stack([c.column for c in pool]) if pool else None
     cache: dict = {}
     for response, r in runs:
-        search = GreedySearch(r=r, y=y, weights=ape_weights(y), y_scale=y_scale,
+        search = GreedySearch(r=r, y=y, weights=fit_error_weights(y), y_scale=y_scale,
                               log_response=response == "log")
         if opts.mode == "paper":
             terms = _paper(search, columns, norm_levels, opts)
@@ -110,7 +110,7 @@ def fit_predictor(
         info={"mode": opts.mode, "active": list(active),
               "path": [[label, round(e, 6)] for label, e in path]},
     )
-    loo = mape(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
+    loo = fit_error_pct(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
     return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
 
 

@@ -1,4 +1,4 @@
-"""Leave-one-out (closed form, via the hat matrix) and the error measure.
+"""Leave-one-out (closed form, via the hat matrix).
 
 For OLS with design A, the LOO residual of point i is ``e_i / (1 - h_ii)`` with
 ``h = diag(A (A'A)^-1 A')``: exactly what refitting without point i gives. Selection of the
@@ -9,35 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nimo.metrics import fit_error_pct
 from nimo.model.predictor import FittedPredictor, hat_loo
 
-__all__ = ["ape_weights", "hat_loo", "loo_mape", "loo_predictions", "mape"]
-
-FLOOR = 1e-3  # denominators of the APE are at least 0.1% of mean |y|
-
-
-def mape(y: np.ndarray, yhat: np.ndarray) -> float:
-    """Mean absolute percentage error (in %) of the finite pairs.
-
-    Denominators are ``max(|y_i|, 0.001 * mean|y|)`` so zero actuals (o_d = 0 is common) do
-    not make it infinite (if every y is 0 they are 1). NaN if no finite pair remains.
-    """
-    y = np.asarray(y, dtype=float).reshape(-1)
-    yhat = np.asarray(yhat, dtype=float).reshape(-1)
-    ok = np.isfinite(y) & np.isfinite(yhat)
-    if not ok.any():
-        return float("nan")
-    return float(100.0 * np.mean(ape_weights(y[ok]) * np.abs(y[ok] - yhat[ok])))
-
-
-def ape_weights(y: np.ndarray) -> np.ndarray:
-    """``1 / max(|y|, floor)`` used by :func:`mape` (all ones if every y is 0, so the
-    "percentage" is then 100 x the absolute error)."""
-    a = np.abs(y)
-    floor = FLOOR * a.mean()
-    if floor <= 0:
-        return np.ones_like(a)
-    return 1.0 / np.maximum(a, floor)
+__all__ = ["hat_loo", "loo_mape", "loo_predictions"]
 
 
 def loo_predictions(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -46,4 +21,5 @@ def loo_predictions(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray) ->
 
 
 def loo_mape(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray) -> float:
-    return mape(y, predictor.loo_predictions(X, y))
+    """``fit_error_pct`` of the LOO predictions: the error that selection ranks by."""
+    return fit_error_pct(y, predictor.loo_predictions(X, y))

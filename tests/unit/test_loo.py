@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nimo.metrics import fit_error_pct as mape
 from nimo.model.predictor import hat_loo
-from nimo.predictors import PredictorOptions, fit_predictor, loo_mape, loo_predictions, mape
+from nimo.predictors import PredictorOptions, fit_predictor, loo_mape, loo_predictions
 
 NAMES = ("cpu", "mem", "lat")
 LEVELS = {"cpu": [451.0, 797.0, 930.0, 996.0, 1396.0], "mem": [64.0, 256.0, 512.0, 1024.0],
