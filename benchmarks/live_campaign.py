@@ -26,7 +26,7 @@ import yaml
 
 from nimo.campaign import Campaign, ProgressTable
 from nimo.planner import make_planner
-from nimo.samples import RunRequest
+from nimo.records import RunRequest
 from workbench.apps import APPS
 from workbench.executor import open_runner
 from workbench.lab import Lab

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from nimo.planner import make_planner  # noqa: E402
 from nimo.planner.design import parse_design  # noqa: E402
-from nimo.samples import RunOutcome, RunStatus, Sample  # noqa: E402
+from nimo.records import RunOutcome, RunStatus, Sample  # noqa: E402
 from nimo.space import Attribute, ResourceSpace  # noqa: E402
 from workbench.designs import load_design  # noqa: E402
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from nimo.samples import RunRequest
+from nimo.records import RunRequest
 from workbench.apps import APPS
 from workbench.executor import open_runner
 from workbench.lab import Lab

@@ -20,9 +20,9 @@ import numpy as np
 
 from nimo import metrics
 from nimo.errors import NimoError, StoreError
-from nimo.planner.base import IterationRecord, Planner
+from nimo.planner.base import Planner
+from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner
-from nimo.samples import RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
 External = Sequence[tuple[Mapping[str, float], float]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from nimo.samples import RunOutcome, RunRequest
+from nimo.records import RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
 OutcomeCallback = Callable[[RunOutcome], None]

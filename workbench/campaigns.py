@@ -40,8 +40,8 @@ from nimo.campaign import (
 )
 from nimo.errors import ConfigError, FileAccessError, StoreError
 from nimo.model.cost import EXTERNAL, HOLDOUT
+from nimo.records import RunOutcome, RunRequest
 from nimo.runner import Runner
-from nimo.samples import RunOutcome, RunRequest
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
 from nimo.store.types import IN_PROGRESS
 from workbench.lab.netns import pid_alive

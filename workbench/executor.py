@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.runner import OutcomeCallback
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.space import Assignment, ResourceSpace
 from workbench import apps as shipped
 from workbench.collector import (

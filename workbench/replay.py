@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from nimo.errors import ConfigError, DataError
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample, occupancies
 from nimo.runner import SequentialRunMany
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from nimo.planner.active import NimoPlanner
-from nimo.planner.base import IterationRecord, Planner
+from nimo.planner.base import Planner
 from nimo.planner.baselines import AllSamplesPlanner, RandomPlanner
 from nimo.planner.design import DesignSpec, parse_design
+from nimo.records import IterationRecord
 from nimo.space import ResourceSpace
 
 PLANNERS: dict[str, type[Planner]] = {

@@ -12,7 +12,6 @@ import numpy as np
 
 from nimo.doe import pbdf_design
 from nimo.errors import ConfigError
-from nimo.planner.base import IterationRecord
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import TARGET_OF, DesignSpec
 from nimo.planner.learner import Learner
@@ -23,7 +22,7 @@ from nimo.planner.relevance import (
     rank_predictors,
 )
 from nimo.planner.sequences import lmax_level_order
-from nimo.samples import RunOutcome, RunRequest, Sample
+from nimo.records import IterationRecord, RunOutcome, RunRequest, Sample
 from nimo.space import Assignment, ResourceSpace
 
 UNCERTAINTY_POOL = 4000

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from nimo.planner.base import IterationRecord
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
-from nimo.samples import RunOutcome, RunRequest
+from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
 

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from nimo.errors import ConfigError
-from nimo.planner.base import IterationRecord, Planner
+from nimo.planner.base import Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.predictors import PredictorOptions
-from nimo.samples import RunOutcome, RunRequest, Sample
+from nimo.records import IterationRecord, RunOutcome, RunRequest, Sample
 from nimo.space import Assignment, ResourceSpace
 
 

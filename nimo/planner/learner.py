@@ -15,7 +15,7 @@ from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
-from nimo.samples import Sample
+from nimo.records import Sample
 from nimo.space import Assignment, ResourceSpace
 
 OCCUPANCY_PREDICTORS = PREDICTOR_NAMES

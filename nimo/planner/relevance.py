@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from nimo.doe import effects
-from nimo.samples import Sample
+from nimo.records import Sample
 from nimo.space import ResourceSpace
 
 

@@ -19,8 +19,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, select
 
 from nimo.errors import StoreError
-from nimo.planner.base import IterationRecord
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import tables as t
 from nimo.store.types import (
     INTERRUPTED,

@@ -11,8 +11,7 @@ import threading
 from collections.abc import Callable
 
 from nimo.errors import StoreError
-from nimo.planner.base import IterationRecord
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store.sql import SqlStore
 
 DESIGN = {"strategy": "nimo", "stop": {"error_pct": 10.0}}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 
 KINDS = ("replay", "live")
 CAMPAIGN_STATUSES = (

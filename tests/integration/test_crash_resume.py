@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nimo.model import CostModel
-from nimo.samples import RunStatus
+from nimo.records import RunStatus
 from nimo.store import open_store
 
 pytestmark = pytest.mark.slow

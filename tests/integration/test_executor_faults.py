@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nimo.samples import RunRequest, RunStatus
+from nimo.records import RunRequest, RunStatus
 from workbench.executor import open_runner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]

@@ -8,8 +8,8 @@ import time
 import pytest
 from conftest import lab_inventory
 
+from nimo.records import RunRequest, RunStatus
 from nimo.runner import Runner
-from nimo.samples import RunRequest, RunStatus
 from workbench.executor import SSHRunner, open_runner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]

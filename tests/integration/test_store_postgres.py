@@ -46,7 +46,7 @@ def test_replay_campaign_killed_and_resumed_on_postgres(tmp_path) -> None:
     import sys
     import time
 
-    from nimo.samples import RunStatus
+    from nimo.records import RunStatus
     from workbench.synthetic import write_all
 
     write_all(tmp_path)

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from nimo.errors import ModelError
-from nimo.planner.base import IterationRecord, Planner
+from nimo.planner.base import Planner
+from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.runner import SequentialRunMany
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.space import Attribute, ResourceSpace
 
 SPACE = ResourceSpace((Attribute("cpu", (1.0, 2.0, 3.0, 4.0)), Attribute("lat", (0.0, 5.0, 10.0))))

@@ -18,7 +18,7 @@ from nimo.campaign import (
     mape_pct,
 )
 from nimo.errors import StoreError
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
 
 
@@ -139,7 +139,7 @@ def test_a_broken_workbench_stops_the_campaign() -> None:
 
 def test_progress_lines_stay_aligned_and_show_runs_in_flight_on_a_terminal():
     from nimo.campaign import format_record
-    from nimo.planner.base import IterationRecord
+    from nimo.records import IterationRecord
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

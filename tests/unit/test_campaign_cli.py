@@ -91,7 +91,7 @@ def test_plot_of_a_live_campaign_compares_its_holdout_runs(campaign, tmp_path) -
     import dataclasses
 
     from nimo.model import CostModel
-    from nimo.samples import RunRequest
+    from nimo.records import RunRequest
     from workbench.cli.plot import _series
 
     with open_store(campaign[0]) as source:

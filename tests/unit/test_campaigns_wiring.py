@@ -11,7 +11,7 @@ from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
 import workbench.campaigns as campaigns
 from nimo.campaign import Campaign, StoreRecorder
 from nimo.errors import StoreError
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
 
 

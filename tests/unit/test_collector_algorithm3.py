@@ -84,7 +84,7 @@ def test_parse_timer_reads_the_last_stamp():
 
 
 def test_repeats_keep_the_median_t_and_charge_every_repeat():
-    from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
+    from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
     from workbench.executor import _median_repeat
 
     req = RunRequest(1, A, "train")

@@ -12,8 +12,8 @@ from nimo.campaign import Campaign
 from nimo.errors import ConfigError
 from nimo.planner import make_planner, parse_design
 from nimo.planner.sequences import lmax_level_order
+from nimo.records import RunOutcome, RunStatus, Sample
 from nimo.runner import SequentialRunMany
-from nimo.samples import RunOutcome, RunStatus, Sample
 from nimo.space import Attribute, ResourceSpace
 
 CPU = Attribute("cpu", (400.0, 600.0, 800.0, 1000.0, 1200.0))

@@ -116,7 +116,7 @@ def test_repeated_measurements_are_replayed_deterministically():
     assert not held & set(runner.space.candidates)
     again = ReplayRunner.from_spec(runner.spec)
     assert again.space.candidates == runner.space.candidates
-    from nimo.samples import RunRequest
+    from nimo.records import RunRequest
     a = runner.space.as_dict(runner.space.candidates[3])
     picks = {runner.run(RunRequest(r, a, "train")).sample.T for r in range(1, 40)}
     assert len(picks) > 1  # three recorded repeats per assignment

@@ -10,8 +10,8 @@ import pytest
 from nimo.campaign import Campaign
 from nimo.errors import ConfigError, ModelError
 from nimo.planner import make_planner
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.runner import SequentialRunMany
-from nimo.samples import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.scheduling import StagingModel, choose_plan, load_model, plan_cost, predict_time
 from nimo.space import Attribute, ResourceSpace
 

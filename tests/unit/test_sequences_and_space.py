@@ -5,7 +5,7 @@ import pytest
 
 from nimo.errors import ConfigError, DataError, PlanExhausted
 from nimo.planner.sequences import binary_search_values, lmax_level_order
-from nimo.samples import occupancies
+from nimo.records import occupancies
 from nimo.space import Attribute, ResourceSpace
 
 

@@ -9,7 +9,7 @@ from campaign_fakes import FakePlanner, FakeRunner, HostBoard, HostRunner
 
 import workbench.campaigns as campaigns
 from nimo.campaign import Campaign, StoreRecorder
-from nimo.samples import RunStatus
+from nimo.records import RunStatus
 from nimo.store import open_store
 from workbench.service import Service
 

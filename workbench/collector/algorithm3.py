@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nimo.samples import Sample, occupancies
+from nimo.records import Sample, occupancies
 from workbench.collector.tshark import SrtRow
 
 DATA_OPS = ("READ", "WRITE")
