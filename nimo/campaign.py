@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from nimo import metrics
-from nimo.errors import NimoError, StoreError
+from nimo.errors import NimoError, StoreError, one_line
 from nimo.planner.base import Planner
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner
@@ -442,9 +442,5 @@ class StoreRecorder(Observer):
 
     def aborted(self, error: BaseException) -> None:
         with contextlib.suppress(NimoError):
-            self.store.set_status(self.name, "interrupted", stopped_because=_one_line(error))
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+            reason = one_line(error, with_type=True)
+            self.store.set_status(self.name, "interrupted", stopped_because=reason)

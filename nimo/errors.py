@@ -46,3 +46,15 @@ class StoreError(NimoError):
 
 class PlanExhausted(NimoError):
     """Raised by a planner asked for a run when no candidate assignment is left to run."""
+
+
+def one_line(error: BaseException, *, with_type: bool = False, limit: int | None = None) -> str:
+    """``error`` as one line for a log or a stored reason: white space folded, a database
+    driver's own error (``.orig``) preferred, optionally prefixed by the class name and cut
+    to ``limit`` characters."""
+    text = " ".join(str(getattr(error, "orig", None) or error).split())
+    name = type(error).__name__
+    text = (f"{name}: {text}" if with_type else text) if text else name
+    if limit is not None and len(text) > limit:
+        return text[: limit - 3] + "..."
+    return text

@@ -44,7 +44,7 @@ from nimo.records import RunOutcome, RunRequest
 from nimo.runner import Runner
 from nimo.store import CampaignInfo, SqlStore, StoredRun, open_store
 from nimo.store.types import IN_PROGRESS
-from workbench.lab.netns import pid_alive
+from workbench.processes import pid_alive
 
 External = Sequence[tuple[Mapping[str, float], float]]
 RunnerFactory = Callable[[CampaignInfo], Runner]

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from nimo.errors import one_line
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.runner import OutcomeCallback
 from nimo.space import Assignment, ResourceSpace
@@ -90,13 +91,9 @@ class _Teardown:
             try:
                 fn()
             except Exception as e:  # noqa: BLE001 - every step must be attempted
-                self.errors.append(f"{name}: {_one_line(e)}")
+                self.errors.append(f"{name}: {one_line(e, limit=300)}")
         self.seconds += time.monotonic() - t0
 
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def parse_timer(stderr: str) -> tuple[float, int] | None:
@@ -297,13 +294,13 @@ class SSHRunner:
             finally:
                 ctx.run_finals()
         except HostError as e:
-            reason, transient = f"{ctx.phase}: {_one_line(e)}", True
+            reason, transient = f"{ctx.phase}: {one_line(e, limit=300)}", True
         except AppFailed as e:
-            reason = _one_line(e)
+            reason = one_line(e, limit=300)
         except (WorkbenchError, ParseError, OSError, ValueError) as e:
-            reason = f"{ctx.phase}: {_one_line(e)}"
+            reason = f"{ctx.phase}: {one_line(e, limit=300)}"
         except Exception as e:  # noqa: BLE001 - a bug must not abort a campaign either
-            reason = f"{ctx.phase}: internal error {type(e).__name__}: {_one_line(e)}"
+            reason = f"{ctx.phase}: internal error {type(e).__name__}: {one_line(e, limit=300)}"
         cost = time.monotonic() - t0
         if teardown.errors:
             extra = "teardown incomplete: " + "; ".join(teardown.errors)

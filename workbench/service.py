@@ -29,6 +29,7 @@ from nimo.errors import NimoError
 from nimo.runner import Runner
 from nimo.store import CampaignInfo, default_url, normalise_url, open_store
 from nimo.store.types import IN_PROGRESS
+from workbench.processes import pid_alive
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
@@ -214,13 +215,7 @@ def _owner_alive(owner: str) -> bool:
         return False  # another machine's service: treated as stopped once this one starts
     if int(pid) == os.getpid():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(int(pid))
 
 
 def serve_forever(service: Service, until_idle: bool = False, tick_s: float = 0.5) -> None:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, select
 
-from nimo.errors import StoreError
+from nimo.errors import StoreError, one_line
 from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import tables as t
 from nimo.store.types import (
@@ -70,10 +70,6 @@ def _key(assignment: Mapping[str, float]) -> str:
     return json.dumps({k: float(v) for k, v in sorted(assignment.items())}, sort_keys=True)
 
 
-def _one_line(e: BaseException) -> str:
-    text = str(getattr(e, "orig", None) or e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
 
 class SqlStore:
     """Campaigns, runs, samples, iteration records, model versions and host leases."""
@@ -92,7 +88,7 @@ class SqlStore:
                 event.listen(self.engine, "connect", _sqlite_pragmas)
             SQLModel.metadata.create_all(self.engine)
         except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError) as e:
-            raise StoreError(f"cannot open store {self.url}: {_one_line(e)}") from e
+            raise StoreError(f"cannot open store {self.url}: {one_line(e)}") from e
 
     # -- plumbing --------------------------------------------------------------------
     @contextmanager
@@ -103,7 +99,7 @@ class SqlStore:
             session.commit()
         except SQLAlchemyError as e:
             session.rollback()
-            raise StoreError(f"store {self.url}: {_one_line(e)}") from e
+            raise StoreError(f"store {self.url}: {one_line(e)}") from e
         except BaseException:
             session.rollback()
             raise

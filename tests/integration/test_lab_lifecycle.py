@@ -10,7 +10,8 @@ import pytest
 
 from workbench.inventory import load_inventory
 from workbench.lab import Lab
-from workbench.lab.netns import netns_list, pid_alive
+from workbench.lab.netns import netns_list
+from workbench.processes import pid_alive
 
 pytestmark = pytest.mark.lab
 

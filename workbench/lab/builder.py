@@ -164,7 +164,7 @@ class Lab:
 
     def is_up(self) -> bool:
         """True when every namespace exists and every sshd is alive."""
-        from workbench.lab.netns import pid_alive
+        from workbench.processes import pid_alive
 
         names = netns_list()
         return bool(self.sshd_pids) and all(

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from workbench.errors import LabError
+from workbench.processes import pid_alive
 
 
 def sh(argv: Sequence[str], *, check: bool = True, input: str | None = None) -> str:
@@ -31,18 +32,6 @@ def netns_pids(ns: str) -> list[int]:
     out = sh(["ip", "netns", "pids", ns], check=False)
     return [int(p) for p in out.split() if p.isdigit()]
 
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie counts as gone
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
 
 
 def terminate(pids: Iterable[int], grace_s: float = 1.0) -> list[int]:
