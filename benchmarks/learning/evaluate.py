@@ -1,0 +1,595 @@
+"""Replay designs on a benchmark suite and print issue 9's acceptance figures.
+
+    PYTHONPATH=. python3 -m benchmarks.learning.evaluate evaluation --apps 20 --seeds 1,2 \
+        [--designs recommended,baseline-random] [--workers 2] [--out results.json]
+    PYTHONPATH=. python3 -m benchmarks.learning.evaluate scout --seeds 1,2
+    PYTHONPATH=. python3 -m benchmarks.learning.evaluate bell
+
+Each campaign is one ``nimo replay`` through the real CLI (``workbench.cli.main``, in a pool of
+at most 2 worker processes) on a copy of the case's CSV from which a *judge set* of assignments
+was removed first: neither training, nor the internal test, nor the external test set ever sees
+those runs, and they alone score the exported model's 90% interval. The judge set and the
+external test set depend on (case, seed) only, so every design meets the same ones.
+
+Figures printed (medians over campaigns = (case, seed) pairs unless said otherwise):
+
+- generated suites (tuning | evaluation): the share of (app, seed) where the design reaches AND
+  keeps external MAPE <= 10% (every later iteration and the final model) after at most 2% of
+  the all-samples learning time; the median runs to reach-and-keep (never reached counts as
+  infinite) and its ratio to the random baseline's; a learning curve: median external MAPE at
+  0.25/0.5/1/2/5/10% of the all-samples time (a campaign that stopped earlier counts with the
+  model it delivered; one without any run within the budget counts as infinite);
+- real suites (scout | bell): median external MAPE after 10/20/30% of the configurations were
+  measured, per design and for scikit-learn's GradientBoostingRegressor fitted on as many random
+  configurations (one measured run each, same external test set; default hyper-parameters). A
+  campaign that stopped before the mark counts with the model it delivered (the count is
+  printed);
+- honesty (all suites): at stop, external MAPE / the last internal error the campaign reported
+  (median, and share of campaigns > 2);
+- coverage (all suites): share of the judge runs (every recorded repeat) inside the final
+  model's 90% interval (pooled, and median per campaign); NaN intervals count as misses;
+- time per campaign (wall, in the worker) and the total wall time.
+
+The JSON written with --out holds every campaign's record (iteration trace, metrics) and the
+summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.learning.suites import GENERATED, SUITES, Case, load_suite  # noqa: E402
+
+TARGET_PCT = 10.0
+BUDGET_FRACTION = 0.02
+TIME_FRACTIONS = (0.0025, 0.005, 0.01, 0.02, 0.05, 0.10)
+CONFIG_FRACTIONS = (0.10, 0.20, 0.30)
+LEVEL = 0.90
+GBR = "gradient-boosting"
+RANDOM = "baseline-random"
+
+Point = tuple[int, float, float | None]  # (run, acquisition_s, external MAPE %)
+
+
+# --------------------------------------------------------------------------- metric functions
+
+def _ok(e: float | None, target: float) -> bool:
+    return e is not None and math.isfinite(e) and e <= target
+
+
+def reach_and_keep(points: Sequence[Point], target: float = TARGET_PCT,
+                   final: float | None = None) -> tuple[int, float] | None:
+    """(run, acquisition_s) of the first iteration from which external MAPE stays <= target
+    for every later iteration and for the final model; None if it never does."""
+    if final is not None and not _ok(final, target):
+        return None
+    hit: tuple[int, float] | None = None
+    for run, acq, e in points:
+        if _ok(e, target):
+            if hit is None:
+                hit = (run, acq)
+        else:
+            hit = None
+    return hit
+
+
+def reached_within(hit: tuple[int, float] | None, all_samples_s: float,
+                   fraction: float = BUDGET_FRACTION) -> bool:
+    return hit is not None and hit[1] <= fraction * all_samples_s
+
+
+def mape_at_budget(points: Sequence[Point], budget_s: float,
+                   final: float | None) -> float | None:
+    """External MAPE of the model held when ``budget_s`` of learning time is spent: the last
+    iteration within the budget; the delivered (final) model if the campaign ended within it;
+    None if not even one run fits the budget."""
+    within = [p for p in points if p[1] <= budget_s]
+    if not within:
+        return None
+    if len(within) == len(points):
+        return final if final is not None else within[-1][2]
+    return within[-1][2]
+
+
+def mape_after_runs(points: Sequence[Point], runs: int,
+                    final: float | None) -> tuple[float | None, bool]:
+    """(external MAPE after ``runs`` runs, whether the campaign had stopped before)."""
+    if not points:
+        return final, True
+    if points[-1][0] < runs:
+        return (final if final is not None else points[-1][2]), True
+    last = [p for p in points if p[0] <= runs]
+    return (last[-1][2] if last else None), False
+
+
+def honesty_ratio(internal: Sequence[float | None], external_final: float | None) -> float | None:
+    """External MAPE at stop / the last internal error reported (None when either is missing)."""
+    vals = [v for v in internal if v is not None and math.isfinite(v)]
+    if not vals or external_final is None or not math.isfinite(external_final):
+        return None
+    if vals[-1] <= 0:
+        return math.inf
+    return external_final / vals[-1]
+
+
+def interval_hits(intervals: Iterable[tuple[float, float]], measured: Iterable[float]
+                  ) -> tuple[int, int, int]:
+    """(inside, total, NaN intervals) of measured values against (lo, hi) intervals."""
+    inside = total = nan = 0
+    for (lo, hi), T in zip(intervals, measured, strict=True):
+        total += 1
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            nan += 1
+        elif lo <= T <= hi:
+            inside += 1
+    return inside, total, nan
+
+
+def median_inf(values: Iterable[float | None]) -> float:
+    """Median where None (never reached / no model) counts as +infinity; NaN when empty."""
+    v = [math.inf if x is None else float(x) for x in values]
+    if not v:
+        return math.nan
+    v.sort()
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def share(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else math.nan
+
+
+# --------------------------------------------------------------------------- one campaign
+
+@dataclass(frozen=True)
+class Job:
+    case: Case
+    design: str
+    seed: int
+    judge: int
+    external: int
+
+
+def read_case(path: Path, attributes: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="") as fh:
+        r = csv.DictReader(fh)
+        return list(r.fieldnames or []), list(r)
+
+
+def _key(row: dict[str, str], attributes: Sequence[str]) -> tuple[float, ...]:
+    return tuple(float(row[a]) for a in attributes)
+
+
+def judge_assignments(case: Case, seed: int, count: int,
+                      keys: Sequence[tuple[float, ...]]) -> set[tuple[float, ...]]:
+    """The judge set of (case, seed): the same for every design."""
+    distinct = sorted(set(keys))
+    rng = np.random.default_rng([int(seed), 9173, zlib.crc32(case.name.encode())])
+    pick = rng.choice(len(distinct), size=min(count, len(distinct) - 1), replace=False)
+    return {distinct[int(i)] for i in pick}
+
+
+def split_case(job: Job, tmp: Path) -> tuple[Path, list[dict[str, str]]]:
+    """Write the case minus the judge set to ``tmp``; return (train CSV, judge rows)."""
+    header, rows = read_case(job.case.csv, job.case.attributes)
+    keys = [_key(r, job.case.attributes) for r in rows]
+    judge = judge_assignments(job.case, job.seed, job.judge, keys)
+    train = tmp / f"{job.case.name}.csv"
+    with train.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=header)
+        w.writeheader()
+        w.writerows(r for r, k in zip(rows, keys, strict=True) if k not in judge)
+    return train, [r for r, k in zip(rows, keys, strict=True) if k in judge]
+
+
+def design_arg(design: str) -> str:
+    return str(Path(design).resolve()) if design.endswith((".yaml", ".yml")) else design
+
+
+def design_label(design: str) -> str:
+    return Path(design).stem if design.endswith((".yaml", ".yml")) else design
+
+
+def run_campaign(job: Job) -> dict[str, Any]:
+    """One replay campaign through the CLI, scored; never raises."""
+    from workbench.cli import main
+
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"suite": job.case.suite, "case": job.case.name,
+                           "design": design_label(job.design), "seed": job.seed,
+                           "configurations": job.case.configurations, "judge": job.judge,
+                           "external": job.external}
+    with tempfile.TemporaryDirectory(prefix="nimo-bench-") as d:
+        tmp = Path(d)
+        train, judge_rows = split_case(job, tmp)
+        out = tmp / "run.json"
+        argv = ["replay", str(train), "--design", design_arg(job.design), "--seed",
+                str(job.seed), "--json", str(out), "--quiet", "--external-test",
+                str(job.external), "--attributes", ",".join(job.case.attributes),
+                "--time-column", "T"]
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = int(e.code) if isinstance(e.code, int) else 1
+            except Exception as e:  # a crash is a result too
+                code, _ = 99, err.write(f"{type(e).__name__}: {e}")
+        rec["wall_s"] = time.perf_counter() - t0
+        if code != 0 or not out.exists():
+            rec.update(exit=code, error=err.getvalue().strip()[-500:])
+            return rec
+        doc = json.loads(out.read_text())
+    rec["exit"] = 0
+    rec.update(score(doc, job, judge_rows))
+    rec["wall_s"] = time.perf_counter() - t0
+    return rec
+
+
+def score(doc: dict[str, Any], job: Job, judge_rows: Sequence[dict[str, str]]) -> dict[str, Any]:
+    its = doc.get("iterations") or []
+    final = doc.get("final") or {}
+    points: list[Point] = [(int(it["run"]), float(it["acquisition_s"]), it.get("external_mape_pct"))
+                           for it in its]
+    f_ext = final.get("external_mape_pct")
+    total = float(final.get("all_samples_s") or math.nan)
+    hit = reach_and_keep(points, TARGET_PCT, f_ext)
+    internal = [it.get("internal_error_pct") for it in its]
+    r: dict[str, Any] = {
+        "runs": final.get("runs", len(its)), "final_mape": f_ext,
+        "acquisition_s": final.get("acquisition_s"), "all_samples_s": total,
+        "stop_pct_time": 100.0 * float(final.get("acquisition_s") or 0.0) / total,
+        "stopped_because": doc.get("stopped_because"),
+        "reach_run": hit[0] if hit else None, "reach_s": hit[1] if hit else None,
+        "reached_within": reached_within(hit, total),
+        "curve": {str(f): mape_at_budget(points, f * total, f_ext) for f in TIME_FRACTIONS},
+        "internal_at_stop": next((v for v in reversed(internal) if v is not None), None),
+        "honesty": honesty_ratio(internal, f_ext),
+        "trace": [[p[0], round(p[1], 3), p[2], v] for p, v in zip(points, internal, strict=True)],
+    }
+    marks = {}
+    for f in CONFIG_FRACTIONS:
+        k = max(1, math.ceil(f * job.case.configurations))
+        m, stopped = mape_after_runs(points, k, f_ext)
+        marks[str(f)] = {"runs": k, "mape": m, "stopped_before": stopped}
+    r["marks"] = marks
+    r.update(judge_scores(doc.get("model"), job.case.attributes, judge_rows))
+    return r
+
+
+def judge_scores(model_doc: Any, attributes: Sequence[str],
+                 judge_rows: Sequence[dict[str, str]]) -> dict[str, Any]:
+    if not model_doc or not judge_rows:
+        return {"coverage": None}
+    from nimo.model import CostModel
+
+    try:
+        model = CostModel.from_dict(model_doc)
+    except Exception as e:  # noqa: BLE001 - report, do not crash the benchmark
+        return {"coverage": None, "model_error": f"{type(e).__name__}: {e}"}
+    by_point: dict[tuple[float, ...], list[float]] = {}
+    for row in judge_rows:
+        by_point.setdefault(_key(row, attributes), []).append(float(row["T"]))
+    intervals, measured, ape, nonpositive = [], [], [], 0
+    for point, Ts in by_point.items():
+        p = model.predict_interval(dict(zip(attributes, point, strict=True)), LEVEL)
+        mean_T = float(np.mean(Ts))
+        ape.append(abs(p.mean - mean_T) / mean_T * 100.0)
+        nonpositive += not (math.isfinite(p.mean) and p.mean > 0)
+        for T in Ts:
+            intervals.append((p.lo, p.hi))
+            measured.append(T)
+    inside, total, nan = interval_hits(intervals, measured)
+    return {"coverage": inside / total if total else None, "judge_inside": inside,
+            "judge_runs": total, "judge_nan_intervals": nan,
+            "judge_mape": float(np.mean(ape)), "judge_nonpositive": nonpositive}
+
+
+def run_gbr(job: Job) -> dict[str, Any]:
+    """Gradient boosting on as many random configurations as the marks (one run each),
+    scored on the replay's external test set of the same (case, seed)."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from workbench.replay import external_test_set, load_dataset
+
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"suite": job.case.suite, "case": job.case.name, "design": GBR,
+                           "seed": job.seed, "configurations": job.case.configurations,
+                           "exit": 0}
+    with tempfile.TemporaryDirectory(prefix="nimo-bench-") as d:
+        train, _ = split_case(job, Path(d))
+        ds = load_dataset(train, list(job.case.attributes), "T")
+    held = external_test_set(ds, job.external, job.seed)
+    held_set = set(held)
+    pool = [a for a in ds.assignments if a not in held_set]
+    rng = np.random.default_rng([job.seed, 31337, zlib.crc32(job.case.name.encode())])
+    order = [pool[int(i)] for i in rng.permutation(len(pool))]
+    X_ext = np.array(held, dtype=float)
+    y_ext = np.array([ds.mean_T(a) for a in held])
+    marks = {}
+    for f in CONFIG_FRACTIONS:
+        k = min(len(order), max(1, math.ceil(f * job.case.configurations)))
+        chosen = order[:k]
+        X = np.array(chosen, dtype=float)
+        y = np.array([ds.runs[a][int(rng.integers(len(ds.runs[a])))].T for a in chosen])
+        if k >= 2:
+            m = GradientBoostingRegressor(random_state=job.seed).fit(X, y)
+            pred = m.predict(X_ext)
+        else:
+            pred = np.full(len(y_ext), y[0])
+        mape = float(np.mean(np.abs(pred - y_ext) / y_ext) * 100.0)
+        marks[str(f)] = {"runs": k, "mape": mape, "stopped_before": False}
+    rec["marks"] = marks
+    rec["wall_s"] = time.perf_counter() - t0
+    return rec
+
+
+def run_job(args: tuple[str, Job]) -> dict[str, Any]:
+    kind, job = args
+    try:
+        return run_gbr(job) if kind == "gbr" else run_campaign(job)
+    except Exception as e:  # noqa: BLE001 - the pool must finish the other jobs
+        return {"suite": job.case.suite, "case": job.case.name, "seed": job.seed,
+                "design": GBR if kind == "gbr" else design_label(job.design), "exit": 98,
+                "error": f"{type(e).__name__}: {e}", "wall_s": 0.0}
+
+
+# --------------------------------------------------------------------------- summary
+
+def _fmt(v: float | None, spec: str = ".1f") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if math.isinf(v):
+        return "inf"
+    return format(v, spec)
+
+
+def _by_design(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    order = {RANDOM: 1, GBR: 2}
+    for r in sorted(records, key=lambda r: (order.get(r["design"], 0), r["design"])):
+        out.setdefault(r["design"], []).append(r)
+    return out
+
+
+def summarize(records: Sequence[dict[str, Any]], generated: bool) -> dict[str, Any]:
+    by = _by_design(records)
+    summary: dict[str, Any] = {}
+    rand = {(r["case"], r["seed"]): r for r in by.get(RANDOM, []) if r.get("exit") == 0}
+    for design, rs in by.items():
+        ok = [r for r in rs if r.get("exit") == 0]
+        s: dict[str, Any] = {"campaigns": len(rs), "failed": len(rs) - len(ok)}
+        if design != GBR:
+            s["final_mape_median"] = median_inf(r.get("final_mape") for r in rs)
+            s["runs_median"] = median_inf(r.get("runs") for r in ok)
+            s["stop_pct_time_median"] = median_inf(r.get("stop_pct_time") for r in ok)
+            hon = [r.get("honesty") for r in ok if r.get("honesty") is not None]
+            s["honesty_median"] = statistics.median(hon) if hon else math.nan
+            s["honesty_over_2"] = share([h > 2 for h in hon])
+            s["honesty_n"] = len(hon)
+            inside = sum(r.get("judge_inside", 0) for r in ok)
+            runs = sum(r.get("judge_runs", 0) for r in ok)
+            s["coverage_pooled"] = inside / runs if runs else math.nan
+            cov = [r["coverage"] for r in ok if r.get("coverage") is not None]
+            s["coverage_median"] = statistics.median(cov) if cov else math.nan
+            s["nan_intervals"] = sum(r.get("judge_nan_intervals", 0) for r in ok)
+            s["judge_mape_median"] = median_inf(r.get("judge_mape") for r in ok)
+            s["nonpositive_predictions"] = sum(r.get("judge_nonpositive", 0) for r in ok)
+            walls = [r["wall_s"] for r in rs]
+            s["wall_mean_s"], s["wall_max_s"] = statistics.mean(walls), max(walls)
+        if generated and design != GBR:
+            s["reached_within_share"] = share([bool(r.get("reached_within")) for r in rs])
+            s["reach_runs_median"] = median_inf(r.get("reach_run") for r in rs)
+            s["curve"] = {f: median_inf((r.get("curve") or {}).get(str(f)) for r in rs)
+                          for f in TIME_FRACTIONS}
+            s["stopped_by"] = {f: share([r.get("exit") != 0 or r["stop_pct_time"] <= 100 * f
+                                         for r in rs]) for f in TIME_FRACTIONS}
+            if design != RANDOM and rand:
+                pairs = [(r.get("reach_run"), rand[(r["case"], r["seed"])].get("reach_run"))
+                         for r in ok if (r["case"], r["seed"]) in rand]
+                both = [a / b for a, b in pairs if a is not None and b is not None]
+                s["reach_runs_ratio_paired_median"] = statistics.median(both) if both else None
+                s["reach_pairs_both"] = len(both)
+        if not generated:
+            s["marks"] = {}
+            for f in CONFIG_FRACTIONS:
+                vals = [(r.get("marks") or {}).get(str(f), {}) for r in rs]
+                s["marks"][f] = {
+                    "mape_median": median_inf(v.get("mape") for v in vals),
+                    "stopped_before": sum(bool(v.get("stopped_before")) for v in vals),
+                }
+                if design != RANDOM and rand:
+                    wins = [v.get("mape") is not None and rand[(r["case"], r["seed"])]
+                            .get("marks", {}).get(str(f), {}).get("mape", math.inf)
+                            >= v["mape"] for r, v in zip(rs, vals, strict=True)
+                            if (r["case"], r["seed"]) in rand]
+                    s["marks"][f]["at_or_below_random"] = share(wins)
+        summary[design] = s
+    if generated and RANDOM in summary:
+        base = summary[RANDOM]["reach_runs_median"]
+        for design, s in summary.items():
+            if design not in (RANDOM, GBR):
+                s["reach_runs_ratio"] = (s["reach_runs_median"] / base
+                                         if math.isfinite(base) and base > 0 else math.nan)
+    return summary
+
+
+def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequence[int],
+           wall: float, records: Sequence[dict[str, Any]]) -> str:
+    designs = [d for d in summary if d != GBR]
+    w = max([len(d) for d in summary] + [18]) + 2
+    out = []
+    pr = out.append
+    pr(f"\n{n_cases} cases x seeds {','.join(map(str, seeds))}; medians over (case, seed) "
+       "campaigns")
+    if generated:
+        pr(f"\n[1] reach AND keep external MAPE <= {TARGET_PCT:g}% within "
+           f"{100 * BUDGET_FRACTION:g}% of all-samples time")
+        pr(f"{'design':<{w}}{'share':>8}{'runs to reach':>15}{'x random':>10}"
+           f"{'paired x':>10}{'final MAPE':>12}{'runs':>7}{'stop %time':>12}")
+        for d in designs:
+            s = summary[d]
+            pr(f"{d:<{w}}{_fmt(100 * s['reached_within_share'], '.0f') + '%':>8}"
+               f"{_fmt(s['reach_runs_median']):>15}{_fmt(s.get('reach_runs_ratio'), '.2f'):>10}"
+               f"{_fmt(s.get('reach_runs_ratio_paired_median'), '.2f'):>10}"
+               f"{_fmt(s['final_mape_median']):>12}{_fmt(s['runs_median'], '.0f'):>7}"
+               f"{_fmt(s['stop_pct_time_median'], '.2f'):>12}")
+        pr("\n[curve] median external MAPE % at a fraction of the all-samples time "
+           "(in brackets: share of campaigns already stopped)")
+        pr(f"{'design':<{w}}" + "".join(f"{f'{100 * f:g}%':>14}" for f in TIME_FRACTIONS))
+        for d in designs:
+            s = summary[d]
+            pr(f"{d:<{w}}" + "".join(
+                f"{_fmt(s['curve'][f]) + ' [' + _fmt(100 * s['stopped_by'][f], '.0f') + ']':>14}"
+                for f in TIME_FRACTIONS))
+    else:
+        pr("\n[2] median external MAPE % after 10/20/30% of the configurations were measured "
+           "(in brackets: campaigns stopped before the mark; share at or below random)")
+        pr(f"{'design':<{w}}" + "".join(f"{f'{100 * f:g}%':>22}" for f in CONFIG_FRACTIONS))
+        for d in summary:
+            m = summary[d]["marks"]
+            cells = []
+            for f in CONFIG_FRACTIONS:
+                extra = f" [{m[f]['stopped_before']}"
+                if "at_or_below_random" in m[f]:
+                    extra += f"; {_fmt(100 * m[f]['at_or_below_random'], '.0f')}%"
+                cells.append(f"{_fmt(m[f]['mape_median']) + extra + ']':>22}")
+            pr(f"{d:<{w}}" + "".join(cells))
+        cases = sorted({r["case"] for r in records})
+        pr("\nper case: median over seeds of external MAPE % at 10/20% of the configurations")
+        pr(f"{'case':<32}{'n':>4}" + "".join(f"{d[:16]:>18}" for d in summary))
+        for c in cases:
+            rs = [r for r in records if r["case"] == c]
+            cells = []
+            for d in summary:
+                v = [median_inf((r.get("marks") or {}).get(str(f), {}).get("mape")
+                                for r in rs if r["design"] == d) for f in CONFIG_FRACTIONS[:2]]
+                cells.append(f"{_fmt(v[0], '.0f') + ' / ' + _fmt(v[1], '.0f'):>18}")
+            pr(f"{c[:31]:<32}{rs[0]['configurations']:>4}" + "".join(cells))
+        pr(f"\n{'design':<{w}}{'final MAPE':>12}{'runs':>7}")
+        for d in designs:
+            s = summary[d]
+            pr(f"{d:<{w}}{_fmt(s['final_mape_median']):>12}{_fmt(s['runs_median'], '.0f'):>7}")
+    pr("\n[3] honesty at stop: external MAPE / last internal error; [4] coverage of the 90% "
+       "interval on judge runs (never seen by the campaign)")
+    pr(f"{'design':<{w}}{'ext/int med':>12}{'> 2':>7}{'n':>5}{'cover pooled':>14}"
+       f"{'cover med':>11}{'NaN int':>9}{'judge MAPE':>12}{'T<=0':>6}")
+    for d in designs:
+        s = summary[d]
+        pr(f"{d:<{w}}{_fmt(s['honesty_median'], '.2f'):>12}"
+           f"{_fmt(100 * s['honesty_over_2'], '.0f') + '%':>7}{s['honesty_n']:>5}"
+           f"{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
+           f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}{s['nan_intervals']:>9}"
+           f"{_fmt(s['judge_mape_median']):>12}{s['nonpositive_predictions']:>6}")
+    pr("\n[time] wall per campaign (in a worker)")
+    for d in summary:
+        s = summary[d]
+        if "wall_mean_s" in s:
+            pr(f"{d:<{w}}mean {s['wall_mean_s']:.1f} s, max {s['wall_max_s']:.1f} s, "
+               f"{s['campaigns']} campaigns, {s['failed']} failed")
+        else:
+            pr(f"{d:<{w}}{s['campaigns']} fits, {s['failed']} failed")
+    pr(f"total wall {wall:.0f} s")
+    fails = [r for r in records if r.get("exit") != 0]
+    for r in fails[:5]:
+        pr(f"FAILED {r['case']} {r['design']} seed {r['seed']}: exit {r.get('exit')}: "
+           f"{(r.get('error') or '').splitlines()[-1:]}")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- main
+
+def sizes(case: Case, judge: int | None, external: int | None) -> tuple[int, int]:
+    """(judge, external) assignment counts: 20 / 30 on generated apps; 15% / 20% of the
+    configurations on real data (at least 2 / 3)."""
+    n = case.configurations
+    if case.kind == "generated":
+        j, e = judge if judge is not None else 20, external if external is not None else 30
+    else:
+        j = judge if judge is not None else max(2, round(0.15 * n))
+        e = external if external is not None else max(3, round(0.20 * n))
+    return j, e
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("suite", choices=SUITES)
+    ap.add_argument("--designs", default=f"recommended,{RANDOM}",
+                    help="comma-separated presets or YAML paths")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--apps", type=int, help="only the first N cases of the suite")
+    ap.add_argument("--size", type=int, default=60, help="generated suite size (default 60)")
+    ap.add_argument("--workers", type=int, default=2, help="processes (at most 2)")
+    ap.add_argument("--judge", type=int, help="judge-set assignments held out per campaign")
+    ap.add_argument("--external", type=int, help="external test assignments per campaign")
+    ap.add_argument("--no-gbr", action="store_true", help="real suites: skip gradient boosting")
+    ap.add_argument("--cache", type=Path, help="where suite CSVs are written "
+                    "(default $NIMO_BENCH_CACHE or /tmp/nimo-bench-cache)")
+    ap.add_argument("--out", type=Path, help="write every record and the summary as JSON")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    designs = [d for d in args.designs.split(",") if d]
+    cases = load_suite(args.suite, args.cache, args.size)
+    if args.apps:
+        cases = cases[: args.apps]
+    generated = args.suite in GENERATED
+    jobs: list[tuple[str, Job]] = []
+    for case in cases:
+        j, e = sizes(case, args.judge, args.external)
+        for seed in seeds:
+            jobs.extend(("replay", Job(case, d, seed, j, e)) for d in designs)
+            if not generated and not args.no_gbr:
+                jobs.append(("gbr", Job(case, "", seed, j, e)))
+    print(f"{args.suite}: {len(cases)} cases, {len(jobs)} jobs, {min(args.workers, 2)} workers",
+          file=sys.stderr)
+    records = []
+    with ProcessPoolExecutor(max_workers=max(1, min(args.workers, 2))) as pool:
+        futures = [pool.submit(run_job, j) for j in jobs]
+        for i, fut in enumerate(as_completed(futures), 1):
+            r = fut.result()
+            records.append(r)
+            el = time.perf_counter() - t0
+            print(f"[{i}/{len(jobs)}] {r['case']} {r['design']} seed {r['seed']}: "
+                  + (f"FAILED exit {r.get('exit')}" if r.get("exit") != 0
+                     else "MAPE at marks " + "/".join(_fmt(v["mape"]) for v in r["marks"].values())
+                     if r["design"] == GBR
+                     else f"runs {r.get('runs', '-')}, final MAPE {_fmt(r.get('final_mape'))}")
+                  + f", {r.get('wall_s', 0):.1f} s; elapsed {el:.0f} s, "
+                  f"eta {el / i * (len(jobs) - i):.0f} s", file=sys.stderr)
+    wall = time.perf_counter() - t0
+    summary = summarize(records, generated)
+    print(report(summary, generated, len(cases), seeds, wall, records))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "suite": args.suite, "designs": designs, "seeds": seeds, "wall_s": wall,
+            "cases": [{**asdict(c), "csv": str(c.csv)} for c in cases],
+            "summary": summary, "records": records}, indent=1, default=str) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
