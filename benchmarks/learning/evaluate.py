@@ -68,6 +68,7 @@ CONFIG_FRACTIONS = (0.10, 0.20, 0.30)
 LEVEL = 0.90
 GBR = "gradient-boosting"
 RANDOM = "baseline-random"
+SMALL_APP = 500  # assignments: below, 2% of the all-samples time is only a few runs
 
 Point = tuple[int, float, float | None]  # (run, acquisition_s, external MAPE %)
 
@@ -400,6 +401,12 @@ def summarize(records: Sequence[dict[str, Any]], generated: bool) -> dict[str, A
             s["wall_mean_s"], s["wall_max_s"] = statistics.mean(walls), max(walls)
         if generated and design != GBR:
             s["reached_within_share"] = share([bool(r.get("reached_within")) for r in rs])
+            s["reached_ever_share"] = share([r.get("reach_run") is not None for r in rs])
+            s["reached_within_by_size"] = {
+                label: [share([bool(r.get("reached_within")) for r in part]), len(part)]
+                for label, part in (
+                    (f"<{SMALL_APP}", [r for r in rs if r["configurations"] < SMALL_APP]),
+                    (f">={SMALL_APP}", [r for r in rs if r["configurations"] >= SMALL_APP]))}
             s["reach_runs_median"] = median_inf(r.get("reach_run") for r in rs)
             s["curve"] = {f: median_inf((r.get("curve") or {}).get(str(f)) for r in rs)
                           for f in TIME_FRACTIONS}
@@ -455,6 +462,13 @@ def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequen
                f"{_fmt(s.get('reach_runs_ratio_paired_median'), '.2f'):>10}"
                f"{_fmt(s['final_mape_median']):>12}{_fmt(s['runs_median'], '.0f'):>7}"
                f"{_fmt(s['stop_pct_time_median'], '.2f'):>12}")
+        pr("by application size (assignments), and reached at any cost:")
+        for d in designs:
+            s = summary[d]
+            pr(f"  {d:<{w}}" + ", ".join(
+                f"{k}: {_fmt(100 * v[0], '.0f')}% of {v[1]}"
+                for k, v in s["reached_within_by_size"].items())
+               + f"; at any cost {_fmt(100 * s['reached_ever_share'], '.0f')}%")
         pr("\n[curve] median external MAPE % at a fraction of the all-samples time "
            "(in brackets: share of campaigns already stopped)")
         pr(f"{'design':<{w}}" + "".join(f"{f'{100 * f:g}%':>14}" for f in TIME_FRACTIONS))

@@ -196,6 +196,7 @@ def test_honesty_coverage_medians() -> None:
 def test_summary_ratio_against_random() -> None:
     def rec(design: str, case: str, reach: int | None) -> dict:
         return {"design": design, "case": case, "seed": 1, "exit": 0, "reach_run": reach,
+                "configurations": 1000,
                 "reached_within": reach is not None and reach < 20, "final_mape": 5.0,
                 "runs": 30, "stop_pct_time": 1.0, "honesty": 1.0, "judge_inside": 9,
                 "judge_runs": 10, "coverage": 0.9, "judge_nan_intervals": 0, "judge_mape": 5.0,
@@ -208,3 +209,4 @@ def test_summary_ratio_against_random() -> None:
     assert s["recommended"]["reach_runs_ratio"] == pytest.approx(12 / 30)
     assert s["recommended"]["reach_runs_ratio_paired_median"] == pytest.approx((0.5 + 0.35) / 2)
     assert s["recommended"]["coverage_pooled"] == pytest.approx(0.9)
+    assert s["recommended"]["reached_within_by_size"][">=500"] == [1.0, 2]
