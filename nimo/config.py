@@ -10,7 +10,8 @@ caller reads the YAML.
 Every error is ONE line ``FILE: KEY.PATH: what is wrong (valid: ...)`` raised as the checker's
 error class (``ConfigError`` unless told otherwise, e.g. ``workbench``'s ``InventoryError``)::
 
-    from nimo.config import Checker, Choice, Integer, Nested, Number, option, section, to_dict
+    from nimo.config import (Checker, Choice, Integer, Nested, Number, Text, option, section,
+                             to_dict)
 
     @section
     class StopRule:
@@ -26,14 +27,15 @@ error class (``ConfigError`` unless told otherwise, e.g. ``workbench``'s ``Inven
 
     ck = Checker("designs/x.yaml")
     ck.section(Design, {"name": "a", "stop": {"error_pct": 5}})
-    #  -> Design(name='a', traversal='round_robin', stop=StopRule(5.0, 5, None))
+    #  -> Design(name='a', traversal='round_robin', stop=StopRule(error_pct=5.0, ...))
     ck.section(Design, {"name": "a", "stop": {"eror_pct": 5}})
     #  ConfigError: designs/x.yaml: stop.eror_pct: unknown key
     #               (valid: error_pct, min_samples, max_runs)
     ck.section(Design, {"name": "a", "traversal": "zigzag"})
     #  ConfigError: designs/x.yaml: traversal: 'zigzag' is not valid
     #               (valid: round_robin, improvement)
-    to_dict(Design("a"))  # {'name': 'a', 'traversal': 'round_robin', 'stop': {...}}
+    to_dict(Design("a"))  # {'name': 'a', 'traversal': 'round_robin', 'stop': {'error_pct': 10.0,
+                        #  'min_samples': 5, 'max_runs': None}}
 
 A value no shipped kind describes gets a small :class:`Kind` subclass whose ``parse`` checks
 it with ``ck.fail(...)``; ``Checker.section(..., kinds={name: kind})`` swaps a field's kind for
