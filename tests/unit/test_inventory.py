@@ -9,8 +9,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nimo.config import option_names
 from workbench.errors import InventoryError
-from workbench.inventory import load_inventory, parse_inventory, render_argv
+from workbench.inventory import (
+    Application,
+    Dataset,
+    Host,
+    Knob,
+    Monitors,
+    Policies,
+    Storage,
+    load_inventory,
+    parse_inventory,
+    render_argv,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "inventories" / "example.yaml"
@@ -224,3 +236,26 @@ def test_render_argv_keeps_each_value_one_argument():
     assert argv == ["run", "--in=/d/a b; rm -rf /", "0.5", "{x}"]
     with pytest.raises(InventoryError, match="placeholder {missing} has no value"):
         render_argv(["{missing}"], {})
+
+
+def test_docs_describe_every_declared_key():
+    doc = (ROOT / "docs" / "inventory.md").read_text()
+    tables = {part.split("\n", 1)[0].strip(): part for part in doc.split("\n## ")[1:]}
+    declared = {"`hosts[i]`": option_names(Host), "`knobs[i]`": option_names(Knob),
+                "`storage`": option_names(Storage), "`monitors`": option_names(Monitors),
+                "`policies`": option_names(Policies),
+                "`application`": [*(n for n in option_names(Application) if n != "dataset"),
+                                  *(f"dataset.{n}" for n in option_names(Dataset))]}
+    for heading, names in declared.items():
+        for name in names:
+            assert f"| `{name}` |" in tables[heading], f"{heading} lacks {name}"
+
+
+def test_declared_defaults_are_the_yaml_defaults(tmp_path):
+    doc = base()
+    for key in ("storage", "monitors", "policies"):
+        del doc[key]
+    inv = load_inventory(write(tmp_path, doc))
+    assert (inv.storage, inv.monitors, inv.policies) == (Storage(), Monitors(), Policies())
+    assert inv.storage.method == "sshfs" and inv.storage.export == "/srv/nimo"
+    assert inv.monitors.sar_interval_s == 1 and inv.policies.max_failures is None

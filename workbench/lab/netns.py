@@ -1,21 +1,25 @@
-"""Local (root namespace) helpers for the lab: run argv lists, list mounts, signal PIDs."""
+"""Local (root namespace) helpers for the lab: run argv lists, list mounts, signal PIDs,
+wait for a condition, remove what runs left behind."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from pathlib import Path
 
 from workbench.errors import LabError
 from workbench.processes import pid_alive
 
 
-def sh(argv: Sequence[str], *, check: bool = True, input: str | None = None) -> str:
+def sh(argv: Sequence[str], *, check: bool = True) -> str:
     """Run a local argv (never through a shell); raise :class:`LabError` on failure."""
-    proc = subprocess.run(list(argv), capture_output=True, text=True, input=input, timeout=60)
+    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
     if check and proc.returncode != 0:
         raise LabError(f"`{' '.join(argv)}` exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return proc.stdout
@@ -33,24 +37,59 @@ def netns_pids(ns: str) -> list[int]:
     return [int(p) for p in out.split() if p.isdigit()]
 
 
+def wait_until(done: Callable[[], bool], timeout_s: float, interval_s: float = 0.02) -> bool:
+    """Poll ``done`` every ``interval_s`` until it is true (True) or ``timeout_s`` passed."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval_s)
+    return True
+
 
 def terminate(pids: Iterable[int], grace_s: float = 1.0) -> list[int]:
     """SIGTERM each PID, wait up to ``grace_s``, then SIGKILL survivors; returns the PIDs hit."""
     pids = [p for p in pids if p > 1 and p != os.getpid()]
+    _signal(pids, signal.SIGTERM)
+    if not wait_until(lambda: not any(pid_alive(p) for p in pids), grace_s):
+        _signal([p for p in pids if pid_alive(p)], signal.SIGKILL)
+        wait_until(lambda: not any(pid_alive(p) for p in pids), 2.0)
+    return pids
+
+
+def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
     for p in pids:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(p, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
-        time.sleep(0.02)
-    for p in pids:
-        if pid_alive(p):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGKILL)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
-        time.sleep(0.02)
-    return pids
+            os.kill(p, sig)
+
+
+def remove_scoped_cgroups(token: str) -> list[str]:
+    """rmdir cgroups named ``nimo-*.<token>`` left by runs on a lab host (members are dead)."""
+    root = Path("/sys/fs/cgroup")
+    if not root.is_dir():
+        return []
+    return [str(d) for d in root.rglob(f"nimo-*.{token}")
+            if d.is_dir() and wait_until(partial(_rmdir, d), 1.0)]
+
+
+def _rmdir(path: Path) -> bool:
+    """True once ``path`` is gone; False while it is busy."""
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def remove_scoped_tmp(token: str) -> list[str]:
+    """Remove directories ``/tmp/nimo-*.<token>`` left by runs on a lab host."""
+    out = []
+    for d in Path("/tmp").glob(f"nimo-*.{token}"):
+        shutil.rmtree(d, ignore_errors=True)
+        out.append(str(d))
+    return out
 
 
 def cgroup_mounts() -> list[tuple[str, str, str]]:

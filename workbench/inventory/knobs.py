@@ -1,0 +1,133 @@
+"""Resource knobs: the registry of knob kinds, ``knobs`` and ``assignments`` of an inventory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nimo.config import (
+    Checker,
+    Choice,
+    Kind,
+    Number,
+    Text,
+    option,
+    option_names,
+    section,
+    valid_hint,
+)
+from nimo.space import Attribute
+from workbench.inventory.argv import PLACEHOLDERS
+from workbench.inventory.values import IDENTIFIER
+
+
+@dataclass(frozen=True)
+class KnobKind:
+    """What a knob kind controls: its attribute's direction, resource, unit and valid range."""
+
+    name: str
+    direction: int
+    resource: str
+    unit: str
+    lo: float
+    hi: float
+    lo_open: bool = False
+
+
+# Registry of knob kinds (extend here; the executor maps each kind to a mechanism).
+KNOB_KINDS: dict[str, KnobKind] = {
+    k.name: k
+    for k in (
+        KnobKind("cpu_share", +1, "compute", "cpu", 0.0, 64.0, lo_open=True),
+        KnobKind("memory_mb", +1, "compute", "MB", 16.0, 1 << 22),
+        KnobKind("delay_ms", -1, "network", "ms", 0.0, 10_000.0),
+        KnobKind("rate_mbit", +1, "network", "Mbit/s", 0.0, 100_000.0, lo_open=True),
+    )
+}
+KNOB_KIND = Choice(tuple(KNOB_KINDS))
+
+
+@dataclass(frozen=True)
+class KnobLevels(Kind):
+    """A knob's levels: distinct numbers in its kind's range, returned sorted."""
+
+    knob: KnobKind | None = None
+
+    def parse(self, ck: Checker, key: str, value: Any) -> tuple[float, ...]:
+        items = ck.non_empty_list(value, key, "list of numbers")
+        spec = self.knob
+        number = Number(spec.lo, spec.hi, spec.lo_open) if spec else Number()
+        levels = [number.parse(ck, f"{key}[{j}]", v) for j, v in enumerate(items)]
+        if len(set(levels)) != len(levels):
+            raise ck.fail(key, "has duplicate levels", "each level once")
+        if spec and spec.name == "cpu_share" and any(
+                abs(v * 100 - round(v * 100)) > 1e-9 for v in levels):
+            raise ck.fail(key, "cpu_share needs a resolution of 0.01",
+                          "valid: e.g. 0.25, 0.5, 1.0")
+        return tuple(sorted(levels))
+
+
+@section
+class Knob:
+    """A resource knob with the levels to explore (``name`` and ``unit`` default to the
+    kind's)."""
+
+    name: str = option(Text(IDENTIFIER, "valid: an identifier (letters, digits, _)"))
+    kind: str = option(KNOB_KIND)
+    levels: tuple[float, ...] = option(KnobLevels())
+    unit: str = option(Text())
+
+    def attribute(self) -> Attribute:
+        """The resource-space attribute this knob explores."""
+        k = KNOB_KINDS[self.kind]
+        return Attribute(self.name, self.levels, k.direction, k.resource, self.unit)
+
+
+def parse_knobs(ck: Checker, raw: Any) -> tuple[Knob, ...]:
+    """The ``knobs`` list: each kind at most once, names unique and not placeholders."""
+    if raw is None:
+        raise ck.fail("knobs", "is required", "a list of {name, kind, levels}")
+    knobs: list[Knob] = []
+    for i, item in enumerate(ck.non_empty_list(raw, "knobs")):
+        key = f"knobs[{i}]"
+        knob = _knob(ck, item, key)
+        if knob.name in PLACEHOLDERS:
+            raise ck.fail(f"{key}.name", f"{knob.name!r} is reserved", valid_hint(PLACEHOLDERS))
+        if any(k.name == knob.name for k in knobs):
+            raise ck.fail(f"{key}.name", f"duplicate knob name {knob.name!r}", "each name once")
+        if any(k.kind == knob.kind for k in knobs):
+            raise ck.fail(f"{key}.kind", f"a second {knob.kind} knob", "each kind at most once")
+        knobs.append(knob)
+    return tuple(knobs)
+
+
+def _knob(ck: Checker, raw: Any, key: str) -> Knob:
+    m = ck.mapping(raw, key, option_names(Knob))
+    kind = KNOB_KIND.parse(ck, f"{key}.kind", ck.required(m, key, "kind"))
+    spec = KNOB_KINDS[kind]
+    filled = {**m, "name": m.get("name", kind), "unit": m.get("unit", spec.unit)}
+    return ck.section(Knob, filled, key, {"levels": KnobLevels(spec)})
+
+
+def parse_assignments(ck: Checker, raw: Any, knobs: Sequence[Knob],
+                      ) -> tuple[tuple[float, ...], ...]:
+    """The optional ``assignments``: each names every knob once with one of its levels."""
+    if raw is None:
+        return ()
+    names = [k.name for k in knobs]
+    rows = []
+    for i, item in enumerate(ck.non_empty_list(raw, "assignments")):
+        key = f"assignments[{i}]"
+        m = ck.mapping(item, key, names)
+        rows.append(tuple(_level(ck, k, ck.required(m, key, k.name), f"{key}.{k.name}")
+                          for k in knobs))
+    return tuple(rows)
+
+
+def _level(ck: Checker, knob: Knob, raw: Any, key: str) -> float:
+    value = Number().parse(ck, key, raw)
+    if value not in knob.levels:
+        raise ck.fail(key, f"{value:g} is not a level of knob {knob.name}",
+                      valid_hint([f"{x:g}" for x in knob.levels]))
+    return value

@@ -1,0 +1,56 @@
+"""Reading an inventory file: ``load_inventory(path)`` and ``parse_inventory(data)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nimo.config import Argv, Checker, Nested, Text
+from workbench.errors import InventoryError
+from workbench.inventory.argv import PLACEHOLDERS
+from workbench.inventory.hosts import parse_hosts, read_inventory_yaml
+from workbench.inventory.knobs import Knob, parse_assignments, parse_knobs
+from workbench.inventory.model import (
+    TOP_KEYS,
+    Application,
+    Dataset,
+    Inventory,
+    Monitors,
+    Policies,
+    Storage,
+)
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    """Read and validate an inventory file (raises InventoryError, one line)."""
+    p = Path(path)
+    return parse_inventory(read_inventory_yaml(p), str(p), base_dir=p.parent)
+
+
+def parse_inventory(data: Any, path: str = "<inventory>", base_dir: Path | None = None,
+                    ) -> Inventory:
+    """Validate an already-parsed YAML document (``path`` is used in messages)."""
+    ck = Checker(path, InventoryError)
+    top = ck.mapping(data if data is not None else {}, "", TOP_KEYS)
+    if "version" in top and top["version"] != 1:
+        raise ck.fail("version", f"{top['version']!r} is not supported", "valid: 1")
+    hosts = parse_hosts(ck, top, base_dir or Path("."))
+    knobs = parse_knobs(ck, top.get("knobs"))
+    return Inventory(
+        path=path,
+        name=Text().parse(ck, "name", top.get("name", Path(path).stem)),
+        hosts=hosts,
+        knobs=knobs,
+        application=_application(ck, ck.required(top, "", "application"), knobs),
+        storage=ck.section(Storage, top.get("storage", {}), "storage"),
+        monitors=ck.section(Monitors, top.get("monitors", {}), "monitors"),
+        policies=ck.section(Policies, top.get("policies", {}), "policies"),
+        assignments=parse_assignments(ck, top.get("assignments"), knobs),
+    )
+
+
+def _application(ck: Checker, raw: Any, knobs: tuple[Knob, ...]) -> Application:
+    """``application``, whose argv templates may also use the knob names as placeholders."""
+    argv = Argv((*PLACEHOLDERS, *(k.name for k in knobs)))
+    return ck.section(Application, raw, "application",
+                      {"command": argv, "dataset": Nested(Dataset, {"generate": argv})})
