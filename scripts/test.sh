@@ -18,4 +18,5 @@ else
 fi
 
 ruff check nimo workbench tests benchmarks || exit 1
+mypy || exit 1
 python3 -m pytest -q -p no:cacheprovider "$@"
