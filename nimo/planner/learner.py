@@ -13,7 +13,7 @@ import numpy as np
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
-from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
+from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.records import Sample
 from nimo.space import Assignment, ResourceSpace
