@@ -124,7 +124,8 @@ class Learner:
             return None, {p: None for p in self.predictor_names}
         raw = self.loo_predictions()
         loo = {p: _fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
-        per = {p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
+        per: dict[str, float | None] = {
+            p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
         return internal_error_pct(self.T(), self.combine(loo)), per
 
     def loo_predictions(self) -> dict[str, np.ndarray]:
@@ -151,7 +152,7 @@ class Learner:
             return None, {p: None for p in self.predictor_names}
         Xt = np.asarray([self.space.from_dict(s.assignment) for s in test], float)
         preds = {p: self.fitted[p].predict(Xt) for p in self.predictor_names}
-        per = {
+        per: dict[str, float | None] = {
             p: internal_error_pct(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
             for p in self.predictor_names
         }
