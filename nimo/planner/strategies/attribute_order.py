@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from nimo.errors import ConfigError
 from nimo.planner.relevance import ofat_attribute_order, rank_attributes
-from nimo.planner.strategies.registry import lookup
+from nimo.planner.strategies.registry import named_or_spelled_out
 from nimo.planner.targets import TARGET_OF
 from nimo.planner.walk import AttributeWalk
 from nimo.records import Sample
@@ -115,7 +115,5 @@ ATTRIBUTE_ORDERS: dict[str, type[AttributeOrder]] = {
 
 def attribute_order_for(value: Any) -> AttributeOrder:
     """The strategy for a design's ``attribute_order`` (a registered name or a mapping)."""
-    if isinstance(value, str):
-        return lookup(ATTRIBUTE_ORDERS, "attribute_order", value)()
-    return StaticAttributeOrder(value)
+    return named_or_spelled_out(ATTRIBUTE_ORDERS, "attribute_order", value, StaticAttributeOrder)
 

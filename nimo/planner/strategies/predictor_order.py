@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from nimo.planner.relevance import ofat_predictor_order, rank_predictors
-from nimo.planner.strategies.registry import lookup
+from nimo.planner.strategies.registry import named_or_spelled_out
 from nimo.records import Sample
 from nimo.space import ResourceSpace
 
@@ -85,6 +85,4 @@ PREDICTOR_ORDERS: dict[str, type[PredictorOrder]] = {
 
 def predictor_order_for(value: Any) -> PredictorOrder:
     """The strategy for a design's ``predictor_order`` (a registered name or a list)."""
-    if isinstance(value, str):
-        return lookup(PREDICTOR_ORDERS, "predictor_order", value)()
-    return StaticPredictorOrder(value)
+    return named_or_spelled_out(PREDICTOR_ORDERS, "predictor_order", value, StaticPredictorOrder)

@@ -6,8 +6,8 @@ in the strategy's module (no import-time discovery).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from nimo.errors import ConfigError
 
@@ -25,3 +25,12 @@ def check_name(key: str, value: object, valid: Iterable[str]) -> str:
 def lookup(registry: Mapping[str, T], key: str, name: object) -> T:
     """The entry of ``registry`` called ``name`` (design key ``key``), checked as above."""
     return registry[check_name(key, name, registry)]
+
+
+def named_or_spelled_out(registry: Mapping[str, Callable[[], T]], key: str, value: Any,
+                         spelled_out: Callable[[Any], T]) -> T:
+    """The registered strategy for a name, else ``spelled_out(value)`` (an order the design
+    lists itself)."""
+    if isinstance(value, str):
+        return lookup(registry, key, value)()
+    return spelled_out(value)

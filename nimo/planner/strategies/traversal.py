@@ -30,39 +30,36 @@ class Traversal(abc.ABC):
         return None
 
 
-class RoundRobin(Traversal):
-    """Each predictor in turn, one run each (the paper's default)."""
+class _InTurn(Traversal):
+    """Stays on the predictor at ``position`` in the order; subclasses say when to move."""
 
     def __init__(self, improvement_threshold_pct: float = 0.0) -> None:
         super().__init__(improvement_threshold_pct)
-        self.turn = 0
+        self.position = 0
 
     def choose(self, order: Sequence[str], errors: Mapping[str, float | None]) -> str:
-        return order[self.turn % len(order)]
+        return order[self.position % len(order)]
+
+
+class RoundRobin(_InTurn):
+    """Each predictor in turn, one run each (the paper's default)."""
 
     def after_run(self, before: float | None, after: float | None, runs_on_attribute: int
                   ) -> None:
-        self.turn += 1
+        self.position += 1
 
     def skip(self) -> None:
-        self.turn += 1
+        self.position += 1
 
 
-class ImprovementBased(Traversal):
+class ImprovementBased(_InTurn):
     """Stay on a predictor while each run improves it by at least the threshold."""
-
-    def __init__(self, improvement_threshold_pct: float = 0.0) -> None:
-        super().__init__(improvement_threshold_pct)
-        self.focus = 0
-
-    def choose(self, order: Sequence[str], errors: Mapping[str, float | None]) -> str:
-        return order[self.focus % len(order)]
 
     def after_run(self, before: float | None, after: float | None, runs_on_attribute: int
                   ) -> None:
         gain = (before - after) if before is not None and after is not None else None
         if gain is not None and gain < self.improvement_threshold_pct and runs_on_attribute >= 2:
-            self.focus += 1
+            self.position += 1
 
 
 class Dynamic(Traversal):
