@@ -70,6 +70,7 @@ class ResourceSpace:
 
     attributes: tuple[Attribute, ...]
     candidates: tuple[Assignment, ...] = field(default=())
+    _scaled: np.ndarray = field(init=False, repr=False, compare=False)  # for nearest()
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.attributes]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -182,7 +182,7 @@ class CostModel:
             parts = {t: D**2 * var[t] for t in OCCUPANCIES}
             parts["D"] = S**2 * var["D"]
             m = D * S
-        total = sum(parts.values())
+        total = cast(np.ndarray, sum(parts.values()))  # of arrays: an array
         if self.kind == "occupancy":
             total = total + var["D"] * (var["o_a"] + var["o_n"] + var["o_d"])
         denom = np.zeros_like(total)

@@ -89,6 +89,7 @@ class FittedPredictor:
     n_train: int = 0
     loo_mape: float | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    _cols: list[int] = field(init=False, repr=False, compare=False)  # attributes' columns
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import abc
+from typing import TYPE_CHECKING
 
 from nimo.records import IterationRecord, RunOutcome, RunRequest
+
+if TYPE_CHECKING:
+    from nimo.model import CostModel
 
 
 class Planner(abc.ABC):
@@ -22,5 +26,5 @@ class Planner(abc.ABC):
         """Learn from one outcome of a request this planner issued."""
 
     @abc.abstractmethod
-    def model(self):  # -> nimo.model.CostModel
-        """The current cost model."""
+    def model(self) -> CostModel | None:
+        """The current cost model (None while none can be fitted yet)."""

@@ -8,6 +8,8 @@ from nimo.planner.learner import Learner
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
+EVERYTHING_MEASURED = "every candidate assignment has been measured"
+
 
 class RandomPlanner(BasePlanner):
     """One random unmeasured assignment at a time; predictors use every attribute (their
@@ -15,21 +17,18 @@ class RandomPlanner(BasePlanner):
 
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
-        first = space.random(self.rng)
-        self.learner = Learner(space, kind, first, self.options)
-        for p in self.learner.predictor_names:
-            self.learner.active[p] = list(space.names)
-        self.reference = first
+        self.reference = space.random(self.rng)
+        self.learner = _learner_on_every_attribute(self, self.reference)
 
     def ask(self) -> list[RunRequest]:
         early = self._ask_preamble()
         if early is not None:
             return early
-        if self.learner.n == 0 and self.reference not in self.failed:
+        if self.learner.n == 0 and self.reference not in self.ledger.failed:
             return [self._request(self.reference, "reference")]
         pool = self.unmeasured()
         if not pool:
-            return self._stop("every candidate assignment has been measured")
+            return self._stop(EVERYTHING_MEASURED)
         a = pool[int(self.rng.integers(len(pool)))]
         if self.learner.n == 0:
             self.reference = a
@@ -38,17 +37,17 @@ class RandomPlanner(BasePlanner):
         return [self._request(a, "train")]
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
-        req, _, sample = self._accept(outcome)
+        req, _, sample = self.ledger.accept(outcome)
         if sample is not None:
             self.learner.add(sample)
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)
             self.learner.refit()
-            self.internal_error, self.predictor_errors = self.learner.loo_errors()
+            self._score(*self.learner.loo_errors())
             if self.internal_error is not None:
                 self.error_history.append(self.internal_error)
         record = self._record(req, outcome)
-        reason = self._converged() or self._plateaued()
+        reason = self._stop_reason("converged") or self._stop_reason("plateau")
         if reason:
             self.stopped_because = reason
         return record
@@ -60,33 +59,41 @@ class AllSamplesPlanner(BasePlanner):
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
         self.reference = space.min_capacity()
-        self.learner = Learner(space, kind, self.reference, self.options)
-        for p in self.learner.predictor_names:
-            self.learner.active[p] = list(space.names)
+        self.learner = _learner_on_every_attribute(self, self.reference)
         self._asked = False
 
     def ask(self) -> list[RunRequest]:
         if self.stopped_because is not None:
             return []
-        if self._pending:
-            return list(self._pending.values())
+        if self.ledger.pending:
+            return list(self.ledger.pending.values())
         if self._asked:
-            return self._stop("every candidate assignment has been measured")
+            return self._stop(EVERYTHING_MEASURED)
         self._asked = True
         return [self._request(a, "train") for a in self.space.candidates]
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
-        req, a, sample = self._accept(outcome)
+        req, a, sample = self.ledger.accept(outcome)
         if sample is not None:
             self.learner.add(sample)
             if a == self.reference:
                 self.learner.set_reference_sample(sample)
-        if not self._pending and self.learner.n:
-            if not self.learner.ref_values:
-                self.learner.reference = self.learner.space.from_dict(
-                    self.learner.samples[0].assignment)
-                self.learner.set_reference_sample(self.learner.samples[0])
-            self.learner.refit()
-            self.internal_error, self.predictor_errors = self.learner.loo_errors()
-            self.stopped_because = "every candidate assignment has been measured"
+        if not self.ledger.pending and self.learner.n:
+            self._fit_all()
         return self._record(req, outcome)
+
+    def _fit_all(self) -> None:
+        learner = self.learner
+        if not learner.ref_values:  # the reference failed: the first sample stands in
+            learner.reference = self.space.from_dict(learner.samples[0].assignment)
+            learner.set_reference_sample(learner.samples[0])
+        learner.refit()
+        self._score(*learner.loo_errors())
+        self.stopped_because = EVERYTHING_MEASURED
+
+
+def _learner_on_every_attribute(planner: BasePlanner, reference: tuple[float, ...]) -> Learner:
+    learner = Learner(planner.space, planner.kind, reference, planner.options)
+    for p in learner.predictor_names:
+        learner.active[p] = list(planner.space.names)
+    return learner

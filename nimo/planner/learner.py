@@ -13,7 +13,7 @@ import numpy as np
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
-from nimo.planner.design import PREDICTOR_NAMES, TARGET_OF
+from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.records import Sample
 from nimo.space import Assignment, ResourceSpace
@@ -124,7 +124,8 @@ class Learner:
             return None, {p: None for p in self.predictor_names}
         raw = self.loo_predictions()
         loo = {p: _fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
-        per = {p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
+        per: dict[str, float | None] = {
+            p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
         return internal_error_pct(self.T(), self.combine(loo)), per
 
     def loo_predictions(self) -> dict[str, np.ndarray]:
@@ -151,7 +152,7 @@ class Learner:
             return None, {p: None for p in self.predictor_names}
         Xt = np.asarray([self.space.from_dict(s.assignment) for s in test], float)
         preds = {p: self.fitted[p].predict(Xt) for p in self.predictor_names}
-        per = {
+        per: dict[str, float | None] = {
             p: internal_error_pct(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
             for p in self.predictor_names
         }

@@ -17,16 +17,6 @@ def bisection_fractions() -> Iterator[float]:
         denom *= 2
 
 
-def binary_search_values(lo: float, hi: float, count: int) -> list[float]:
-    """The first ``count`` values of Algorithm 5's sequence between lo and hi."""
-    out = []
-    for frac in bisection_fractions():
-        if len(out) == count:
-            return out
-        out.append(lo + frac * (hi - lo))
-    return out  # pragma: no cover - the generator is infinite
-
-
 def lmax_level_order(levels: Sequence[float]) -> list[float]:
     """Distinct levels in the order the binary-search sequence first reaches them, each
     wished-for value snapped to the nearest not-yet-chosen level."""

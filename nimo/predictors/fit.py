@@ -50,6 +50,28 @@ def fit_predictor(
     names = tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
     y = np.asarray(y, dtype=float).reshape(-1)
+    _check_inputs(target, X, y, names, active, reference)
+    data = _Normalised.of(X, y, names, list(dict.fromkeys(active)), reference, y_ref, levels)
+    response, terms, path = _select_terms(data, y, opts)
+    r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
+    A = design_matrix(terms, data.Z, data.active)
+    params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
+    used = [a for a in data.active if any(a in t.attrs for t in terms)]
+    pred = FittedPredictor(
+        target=target, attribute_names=names, attributes=tuple(used),
+        reference=tuple(float(reference[names.index(a)]) for a in used),
+        scale=tuple(data.scales[data.active.index(a)] for a in used),
+        y_ref=float(y_ref), y_scale=data.y_scale, response=response, terms=tuple(terms),
+        params=params, cov=cov, resid_var=resid_var, dof=dof, n_train=int(y.size),
+        info={"mode": opts.mode, "active": list(data.active),
+              "path": [[label, round(e, 6)] for label, e in path]},
+    )
+    loo = fit_error_pct(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
+    return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
+
+
+def _check_inputs(target: str, X: np.ndarray, y: np.ndarray, names: tuple[str, ...],
+                  active: Sequence[str], reference: Sequence[float]) -> None:
     if target not in TARGETS:
         raise DataError(f"unknown target {target!r}", hint="valid: " + ", ".join(TARGETS))
     if X.shape != (y.size, len(names)) or len(reference) != len(names):
@@ -63,55 +85,62 @@ def fit_predictor(
     if unknown:
         raise DataError(f"fit_predictor({target}): unknown attribute {unknown[0]!r}",
                         hint="valid: " + ", ".join(names))
-    active = list(dict.fromkeys(active))
-    idx = [names.index(a) for a in active]
-    scales = [attribute_scale(float(reference[i]), levels.get(a, ()))
-              for a, i in zip(active, idx, strict=True)]
-    Z = X[:, idx] / np.asarray(scales) if idx else np.empty((y.size, 0))
-    columns = {a: Z[:, j] for j, a in enumerate(active)}
-    norm_levels = {a: _levels(levels.get(a), X[:, i]) / s
-                   for a, i, s in zip(active, idx, scales, strict=True)}
-    y_scale = _y_scale(float(y_ref), y)
 
-    runs = [("identity", y / y_scale)]
+
+@dataclasses.dataclass
+class _Normalised:
+    """The active attributes' columns divided by their scales (``Z``, and by name in
+    ``columns``), their levels on that scale, and the divisor of the target."""
+
+    active: list[str]
+    scales: list[float]
+    Z: np.ndarray
+    columns: dict[str, np.ndarray]
+    norm_levels: dict[str, np.ndarray]
+    y_scale: float
+
+    @classmethod
+    def of(cls, X: np.ndarray, y: np.ndarray, names: tuple[str, ...], active: list[str],
+           reference: Sequence[float], y_ref: float, levels: Mapping[str, Sequence[float]]
+           ) -> _Normalised:
+        idx = [names.index(a) for a in active]
+        scales = [attribute_scale(float(reference[i]), levels.get(a, ()))
+                  for a, i in zip(active, idx, strict=True)]
+        Z = X[:, idx] / np.asarray(scales) if idx else np.empty((y.size, 0))
+        columns = {a: Z[:, j] for j, a in enumerate(active)}
+        norm_levels = {a: _levels(levels.get(a), X[:, i]) / s
+                       for a, i, s in zip(active, idx, scales, strict=True)}
+        return cls(active, scales, Z, columns, norm_levels, _y_scale(float(y_ref), y))
+
+
+def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions
+                  ) -> tuple[str, list[Term], list[tuple[str, float]]]:
+    """(response, terms, selection path): the search on y, and in auto mode also on log y,
+    which must beat it by ``min_improvement`` (prefer simple)."""
+    runs = [("identity", y / data.y_scale)]
     if opts.mode == "auto" and opts.log_response and np.all(y > 0):
-        runs.append(("log", np.log(y / y_scale)))
-    best: tuple[float, str, list[Term], list] | None = None
-    pool, smooth, matrix = [], {}, None
+        runs.append(("log", np.log(y / data.y_scale)))
+    pool: list[Candidate] = []
+    smooth: dict[str, list[str]] = {}
+    matrix = None
     if opts.mode == "auto":
-        pool, smooth = _main_candidates(columns, norm_levels, opts.transforms)
+        pool, smooth = _main_candidates(data.columns, data.norm_levels, opts.transforms)
         matrix = np.column_stack([c.column for c in pool]) if pool else None
     cache: dict = {}
+    best: tuple[float, str, list[Term], list[tuple[str, float]]] | None = None
     for response, r in runs:
-        search = GreedySearch(r=r, y=y, weights=fit_error_weights(y), y_scale=y_scale,
+        search = GreedySearch(r=r, y=y, weights=fit_error_weights(y), y_scale=data.y_scale,
                               log_response=response == "log")
         if opts.mode == "paper":
-            terms = _paper(search, columns, norm_levels, opts)
+            terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
-                               smooth, columns, cache, matrix)
-        err, path = search.err, search.path
-        # the log response must beat the identity one by min_improvement (prefer simple)
+                               smooth, data.columns, cache, matrix)
+        err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
-            best = (err, response, terms, path)
+            best = (err, response, terms, search.path)
     assert best is not None
-    _, response, terms, path = best
-
-    r = y / y_scale if response == "identity" else np.log(y / y_scale)
-    A = design_matrix(terms, Z, active)
-    params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
-    used = [a for a in active if any(a in t.attrs for t in terms)]
-    pred = FittedPredictor(
-        target=target, attribute_names=names, attributes=tuple(used),
-        reference=tuple(float(reference[names.index(a)]) for a in used),
-        scale=tuple(scales[active.index(a)] for a in used),
-        y_ref=float(y_ref), y_scale=y_scale, response=response, terms=tuple(terms),
-        params=params, cov=cov, resid_var=resid_var, dof=dof, n_train=int(y.size),
-        info={"mode": opts.mode, "active": list(active),
-              "path": [[label, round(e, 6)] for label, e in path]},
-    )
-    loo = fit_error_pct(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
-    return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
+    return best[1], best[2], best[3]
 
 
 def _levels(given: Sequence[float] | None, observed: np.ndarray) -> np.ndarray:
@@ -155,7 +184,8 @@ def _main_candidates(
     return pool, smooth
 
 
-def _paper(search: GreedySearch, columns, norm_levels, opts):
+def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
+           norm_levels: Mapping[str, np.ndarray], opts: PredictorOptions) -> list[Term]:
     """One term per attribute (identity or reciprocal, whichever has the lower LOO error),
     in the order given; attributes whose column adds no rank are skipped."""
     n = search.r.size
@@ -175,7 +205,8 @@ def _paper(search: GreedySearch, columns, norm_levels, opts):
     return list(search.terms)
 
 
-def _final_fit(A: np.ndarray, r: np.ndarray, how: str):
+def _final_fit(A: np.ndarray, r: np.ndarray, how: str
+               ) -> tuple[np.ndarray, np.ndarray, float, int]:
     """(params, cov_params, residual variance, residual dof) of OLS of r on A."""
     n, p = A.shape
     dof = n - p

@@ -126,56 +126,89 @@ class GreedySearch:
         (from the running projections ``P = Q'C``, updated by one row per accepted term).
         ``matrix`` may hold the pool's columns already stacked (shared between searches).
         """
-        cands = list(pool)
+        cands = _Pool.build(pool, self.Q, self.r, matrix)
         pair_cache = {} if pair_cache is None else pair_cache
-        seen = {c.term for c in cands}
         done: set[tuple[str, str]] = set()
         n = self.r.size
-        m = len(cands)
-        # candidate columns in a buffer with spare room for interactions
-        C = np.empty((n, m + 64))
-        if m:
-            C[:, :m] = matrix if matrix is not None else np.column_stack([c.column for c in cands])
-        P = self.Q.T @ C[:, :m]
-        cn2 = np.einsum("ij,ij->j", C[:, :m], C[:, :m])
-        ct = C[:, :m].T @ self.r
-        alive = np.ones(m, bool)
-        while alive.any() and len(self.terms) < min(max_terms, n - 2) and self.err > ZERO_ERROR:
-            qr = self.Q.T @ self.r
-            rn2 = cn2 - np.einsum("ij,ij->j", P, P)
-            ok = alive & (rn2 > SCREEN_TOL * np.maximum(cn2, 1e-300))
-            idx = np.flatnonzero(ok)
+        while (cands.alive.any() and len(self.terms) < min(max_terms, n - 2)
+               and self.err > ZERO_ERROR):
+            idx = self._screened(cands)
             if idx.size == 0:
                 break
-            if n * idx.size > SCREEN_CELLS and idx.size > SCREEN:
-                gain = (ct[idx] - qr @ P[:, idx]) ** 2 / rn2[idx]
-                idx = idx[np.argpartition(-gain, SCREEN)[:SCREEN]]
             # selection-bias guard: the best of m pure-noise columns cuts the error by ~ln(m)/n
             need = max(min_improvement, np.log(max(idx.size, 1)) / n)
-            errs = self.evaluate(C[:, idx])
+            errs = self.evaluate(cands.C[:, idx])
             j = int(np.argmin(errs))
             if not errs[j] < self.err * (1.0 - need):
                 break
             best = int(idx[j])
-            alive[best] = False
-            self.accept(cands[best], float(errs[j]))
-            P = np.vstack([P, self.Q[:, -1] @ C[:, :m]])
+            cands.alive[best] = False
+            self.accept(cands.cands[best], float(errs[j]))
+            cands.project(self.Q[:, -1])
             if interactions and columns is not None:
                 new = [Candidate(t, col) for t, col in interaction_candidates(
                     self.terms, transforms_of or {}, columns, pair_cache, done)
-                    if t not in seen]
+                    if t not in cands.seen]
                 if new:
-                    seen.update(c.term for c in new)
-                    k = len(new)
-                    if m + k > C.shape[1]:
-                        C = np.concatenate([C, np.empty((n, m + k))], axis=1)
-                    Cn = C[:, m:m + k]
-                    for i, c in enumerate(new):
-                        Cn[:, i] = c.column
-                    cands += new
-                    m += k
-                    P = np.column_stack([P, self.Q.T @ Cn])
-                    cn2 = np.concatenate([cn2, np.einsum("ij,ij->j", Cn, Cn)])
-                    ct = np.concatenate([ct, Cn.T @ self.r])
-                    alive = np.concatenate([alive, np.ones(k, bool)])
+                    cands.extend(new, self.Q, self.r)
         return list(self.terms)
+
+    def _screened(self, cands: _Pool) -> np.ndarray:
+        """Indices of the candidates to evaluate exactly: the live ones that add rank, on
+        large problems only the ``SCREEN`` that most reduce the residual sum of squares."""
+        rn2 = cands.cn2 - np.einsum("ij,ij->j", cands.P, cands.P)
+        ok = cands.alive & (rn2 > SCREEN_TOL * np.maximum(cands.cn2, 1e-300))
+        idx = np.flatnonzero(ok)
+        if self.r.size * idx.size > SCREEN_CELLS and idx.size > SCREEN:
+            qr = self.Q.T @ self.r
+            gain = (cands.ct[idx] - qr @ cands.P[:, idx]) ** 2 / rn2[idx]
+            idx = idx[np.argpartition(-gain, SCREEN)[:SCREEN]]
+        return idx
+
+
+@dataclass
+class _Pool:
+    """The candidates' columns in a buffer with spare room for interactions (the first
+    ``m`` are in use), with their running projections ``P = Q'C``, squared norms ``cn2``,
+    ``C'r`` and which are still ``alive`` (not yet accepted)."""
+
+    cands: list[Candidate]
+    C: np.ndarray
+    m: int
+    P: np.ndarray
+    cn2: np.ndarray
+    ct: np.ndarray
+    alive: np.ndarray
+    seen: set[Term]
+
+    @classmethod
+    def build(cls, pool: list[Candidate], Q: np.ndarray, r: np.ndarray,
+              matrix: np.ndarray | None) -> _Pool:
+        cands = list(pool)
+        m = len(cands)
+        C = np.empty((r.size, m + 64))
+        if m:
+            C[:, :m] = matrix if matrix is not None else np.column_stack([c.column for c in cands])
+        used = C[:, :m]
+        return cls(cands, C, m, Q.T @ used, np.einsum("ij,ij->j", used, used), used.T @ r,
+                   np.ones(m, bool), {c.term for c in cands})
+
+    def project(self, q: np.ndarray) -> None:
+        """A new basis vector ``q`` joined Q: one more row of projections."""
+        self.P = np.vstack([self.P, q @ self.C[:, :self.m]])
+
+    def extend(self, new: list[Candidate], Q: np.ndarray, r: np.ndarray) -> None:
+        """Append new candidates (interactions) to the buffer, growing it when full."""
+        self.seen.update(c.term for c in new)
+        k, m = len(new), self.m
+        if m + k > self.C.shape[1]:
+            self.C = np.concatenate([self.C, np.empty((r.size, m + k))], axis=1)
+        Cn = self.C[:, m:m + k]
+        for i, c in enumerate(new):
+            Cn[:, i] = c.column
+        self.cands += new
+        self.m = m + k
+        self.P = np.column_stack([self.P, Q.T @ Cn])
+        self.cn2 = np.concatenate([self.cn2, np.einsum("ij,ij->j", Cn, Cn)])
+        self.ct = np.concatenate([self.ct, Cn.T @ r])
+        self.alive = np.concatenate([self.alive, np.ones(k, bool)])

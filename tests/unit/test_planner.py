@@ -121,8 +121,8 @@ def test_pbdf_ranks_cpu_first_for_f_a_and_latency_first_for_f_n():
     planner, runner, _ = campaign({**PAPER, "stop": {"max_runs": 9}})
     pbdf = [a for purpose, a in runner.asked if purpose == "pbdf"]
     assert len(pbdf) == 8  # 3 attributes: PB with 4 runs, folded over
-    assert planner.attribute_order["f_a"][0] == "cpu"
-    assert planner.attribute_order["f_n"][0] == "lat"
+    assert planner.walk.orders["f_a"][0] == "cpu"
+    assert planner.walk.orders["f_n"][0] == "lat"
     assert planner.predictor_order[0] in ("f_a", "f_D")
 
 

@@ -1,17 +1,19 @@
 """Algorithm 5's binary-search sequence, resource spaces, Algorithm 3 arithmetic."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 from nimo.errors import ConfigError, DataError, PlanExhausted
-from nimo.planner.sequences import binary_search_values, lmax_level_order
+from nimo.planner.sequences import bisection_fractions, lmax_level_order
 from nimo.records import occupancies
 from nimo.space import Attribute, ResourceSpace
 
 
 def test_binary_search_sequence_matches_the_paper():
     lo, hi = 0.0, 16.0
-    seq = binary_search_values(lo, hi, 9)
+    seq = [lo + f * (hi - lo) for f in itertools.islice(bisection_fractions(), 9)]
     expected = [lo, hi, (lo + hi) / 2, (3 * lo + hi) / 4, (lo + 3 * hi) / 4,
                 (7 * lo + hi) / 8, (5 * lo + 3 * hi) / 8, (3 * lo + 5 * hi) / 8,
                 (lo + 7 * hi) / 8]

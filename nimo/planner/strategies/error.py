@@ -1,0 +1,94 @@
+"""Internal error (Table 1): how the planner estimates the model's error as it learns.
+
+``loo`` is leave-one-out over the training samples; ``test_random`` and ``test_pbdf`` hold
+out a fixed internal test set (random assignments, or the PBDF runs) never trained on. To
+add one: subclass ``ErrorEstimate``, implement ``score`` (and ``plan_test_set`` if it holds
+runs out), and add it to ``ERROR_ESTIMATES`` under its name.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, ClassVar
+
+from nimo.errors import ConfigError
+from nimo.records import Sample
+from nimo.space import Assignment
+
+if TYPE_CHECKING:
+    from nimo.planner.learner import Learner
+    from nimo.planner.strategies.view import PlanView
+
+Scores = tuple[float | None, dict[str, float | None]]  # error of T, error per predictor (%)
+
+
+class ErrorEstimate(abc.ABC):
+    """Scores the learner after each refit; may hold out an internal test set."""
+
+    needs: ClassVar[frozenset[str]] = frozenset()
+    trains_on_pbdf: ClassVar[bool] = True  # PBDF runs may join training (pbdf_training)
+
+    def __init__(self, test_size: int = 10) -> None:
+        self.test_size = test_size
+        self.held_out: set[Assignment] = set()
+        self.samples: list[Sample] = []
+
+    @abc.abstractmethod
+    def score(self, learner: Learner) -> Scores:
+        """Internal error of T and of each predictor, in percent (None if unknown)."""
+
+    def plan_test_set(self, view: PlanView) -> list[Assignment]:
+        """Assignments to run as the test set (before the reference); [] if none."""
+        return []
+
+    def add_test_sample(self, sample: Sample) -> None:
+        self.samples.append(sample)
+
+
+class LeaveOneOut(ErrorEstimate):
+    """Closed-form leave-one-out over the training samples (the paper's default)."""
+
+    def score(self, learner: Learner) -> Scores:
+        return learner.loo_errors()
+
+
+class RandomTestSet(ErrorEstimate):
+    """A fixed set of ``test_size`` seeded random assignments, run before the reference."""
+
+    def score(self, learner: Learner) -> Scores:
+        return learner.test_errors(self.samples)
+
+    def plan_test_set(self, view: PlanView) -> list[Assignment]:
+        if self.held_out:
+            return []
+        pool = view.unmeasured(exclude=[view.reference])
+        if len(pool) <= self.test_size:
+            raise ConfigError(f"test_size {self.test_size} leaves no assignment to train on",
+                              hint=f"at most {len(pool) - 1} here")
+        picks = view.rng.choice(len(pool), size=self.test_size, replace=False)
+        chosen = [pool[int(i)] for i in sorted(picks)]
+        self.held_out = set(chosen)
+        return chosen
+
+
+class PbdfTestSet(ErrorEstimate):
+    """The first ``test_size`` PBDF runs (no extra runs; they never join training)."""
+
+    needs = frozenset({"pbdf"})
+    trains_on_pbdf = False
+
+    def score(self, learner: Learner) -> Scores:
+        return learner.test_errors(self.samples)
+
+    def plan_test_set(self, view: PlanView) -> list[Assignment]:
+        if not self.held_out:
+            self.samples = list(view.pbdf_samples.values())[: self.test_size]
+            self.held_out = {view.space.from_dict(s.assignment) for s in self.samples}
+        return []
+
+
+ERROR_ESTIMATES: dict[str, type[ErrorEstimate]] = {
+    "loo": LeaveOneOut,
+    "test_random": RandomTestSet,
+    "test_pbdf": PbdfTestSet,
+}

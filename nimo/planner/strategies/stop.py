@@ -1,0 +1,180 @@
+"""Stop rule: the conditions that end learning, each enabled by a key of a design's ``stop:``.
+
+Every condition has a stage: ``budget`` conditions are checked before each ask,
+``converged`` and ``plateau`` ones after each training sample (NIMO also needs the committee
+to agree before it accepts convergence, see :class:`CommitteeAgreement`). To add one:
+subclass ``StopCondition`` (``from_rule`` returns None while its key is unset), add it to
+``STOP_CONDITIONS`` under its key, and declare the key on ``nimo.planner.design.StopRule``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from nimo.planner.strategies.scoring import committee_spread
+
+if TYPE_CHECKING:
+    from nimo.planner.design import StopRule
+    from nimo.planner.strategies.view import PlanView
+
+STAGES = ("budget", "converged", "plateau")
+PLATEAU_GAIN = 0.5  # points of internal error that count as progress
+AGREEMENT_POOL = 4000
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the stop conditions read: runs told, learning seconds, the internal error (%),
+    training samples, and the internal error after each training run."""
+
+    runs: int
+    learning_s: float
+    internal_error: float | None
+    samples: int
+    error_history: Sequence[float]
+
+
+class StopCondition(abc.ABC):
+    """One reason to stop learning."""
+
+    stage: ClassVar[str] = "converged"
+
+    @classmethod
+    @abc.abstractmethod
+    def from_rule(cls, rule: StopRule) -> StopCondition | None:
+        """The condition the design's stop rule asks for, or None if it does not."""
+
+    @abc.abstractmethod
+    def reason(self, progress: Progress) -> str | None:
+        """Why learning should stop now, or None."""
+
+
+class RunBudget(StopCondition):
+    stage = "budget"
+
+    def __init__(self, max_runs: int) -> None:
+        self.max_runs = max_runs
+
+    @classmethod
+    def from_rule(cls, rule: StopRule) -> RunBudget | None:
+        return None if rule.max_runs is None else cls(rule.max_runs)
+
+    def reason(self, progress: Progress) -> str | None:
+        if progress.runs >= self.max_runs:
+            return f"run budget spent ({progress.runs} runs >= max_runs {self.max_runs})"
+        return None
+
+
+class LearningTimeBudget(StopCondition):
+    stage = "budget"
+
+    def __init__(self, max_learning_s: float) -> None:
+        self.max_learning_s = max_learning_s
+
+    @classmethod
+    def from_rule(cls, rule: StopRule) -> LearningTimeBudget | None:
+        return None if rule.max_learning_s is None else cls(rule.max_learning_s)
+
+    def reason(self, progress: Progress) -> str | None:
+        if progress.learning_s >= self.max_learning_s:
+            return (f"learning-time budget spent ({progress.learning_s:.0f} s >= "
+                    f"max_learning_s {self.max_learning_s:.0f})")
+        return None
+
+
+class ErrorThreshold(StopCondition):
+    """Internal error <= error_pct with at least min_samples training samples."""
+
+    def __init__(self, error_pct: float, min_samples: int) -> None:
+        self.error_pct = error_pct
+        self.min_samples = min_samples
+
+    @classmethod
+    def from_rule(cls, rule: StopRule) -> ErrorThreshold:
+        return cls(rule.error_pct, rule.min_samples)
+
+    def reason(self, progress: Progress) -> str | None:
+        err = progress.internal_error
+        if err is not None and err <= self.error_pct and progress.samples >= self.min_samples:
+            return (f"internal error {err:.2f}% <= {self.error_pct:g}% "
+                    f"with {progress.samples} training samples")
+        return None
+
+
+class Patience(StopCondition):
+    """The best internal error of the last ``patience`` training runs is no better (by 0.5
+    points) than the best before them."""
+
+    stage = "plateau"
+
+    def __init__(self, patience: int) -> None:
+        self.patience = patience
+
+    @classmethod
+    def from_rule(cls, rule: StopRule) -> Patience | None:
+        return None if rule.patience is None else cls(rule.patience)
+
+    def reason(self, progress: Progress) -> str | None:
+        hist, patience = progress.error_history, self.patience
+        if len(hist) <= patience:
+            return None
+        before, recent = min(hist[:-patience]), min(hist[-patience:])
+        if recent > before - PLATEAU_GAIN:
+            return (f"internal error plateaued at {min(hist):.2f}% (no 0.5-point gain in "
+                    f"{patience} runs)")
+        return None
+
+
+STOP_CONDITIONS: dict[str, type[StopCondition]] = {
+    "max_runs": RunBudget,
+    "max_learning_s": LearningTimeBudget,
+    "error_pct": ErrorThreshold,
+    "patience": Patience,
+}
+
+
+class StopRules:
+    """The conditions a design's stop rule enables, checked by stage in registry order."""
+
+    def __init__(self, rule: StopRule) -> None:
+        built = (cls.from_rule(rule) for cls in STOP_CONDITIONS.values())
+        self.conditions = [c for c in built if c is not None]
+
+    def first(self, stage: str, progress: Progress) -> str | None:
+        """The first reason to stop among the conditions of ``stage``, or None."""
+        for c in self.conditions:
+            if c.stage == stage:
+                reason = c.reason(progress)
+                if reason:
+                    return reason
+        return None
+
+
+class CommitteeAgreement:
+    """``stop.agreement_pct``: convergence counts only once alternative predictor fits agree
+    over the candidates (mean relative spread of predicted T <= the limit)."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.last: float | None = None  # the latest spread measured, in percent
+
+    def agrees(self, view: PlanView, exploring: bool) -> bool:
+        if self.limit is None:
+            return True
+        if exploring:
+            return False
+        pool = view.candidate_pool(list(view.held_out), AGREEMENT_POOL)
+        if not pool:
+            return True
+        preds = view.learner.committee(np.asarray(pool, float), plausible_only=True)
+        if len(preds) < 2:  # no plausible alternative: agreement is not shown, keep sampling
+            self.last = None
+            return False
+        _, spread = committee_spread(preds)
+        self.last = float(np.mean(spread) * 100)
+        return self.last <= self.limit
