@@ -12,6 +12,8 @@ import yaml
 from test_planner import PAPER, SPACE, TableRunner
 
 from nimo.campaign import Campaign
+from nimo.config import _KIND as KIND_KEY
+from nimo.config import Kind, option_names
 from nimo.errors import ConfigError
 from nimo.planner import PLANNERS, DesignSpec, make_planner, parse_design
 from nimo.planner.design import STRATEGIES, StopRule
@@ -87,9 +89,10 @@ def test_an_unknown_name_names_the_key_and_lists_the_valid_ones(key):
 
 def test_every_design_key_is_declared_once_with_a_checker():
     for cls in (DesignSpec, StopRule):
+        assert option_names(cls) == tuple(f.name for f in fields(cls))
         for f in fields(cls):
-            assert callable(f.metadata["check"]), f.name
-    with pytest.raises(ConfigError, match="valid keys: .*patience"):
+            assert isinstance(f.metadata[KIND_KEY], Kind), f.name
+    with pytest.raises(ConfigError, match="stop.paitence: unknown key .valid: .*patience"):
         parse_design({"stop": {"paitence": 3}})
 
 
