@@ -25,6 +25,7 @@ from workbench.remote.group import run_parallel
 
 DELAYER_SOURCE = Path(__file__).with_name("delayer.py")
 NETEM_LIMIT = 100_000
+SHAPING_QDISCS = ("tbf", "netem", "htb")  # root qdiscs the emulation may install
 _NO_NETEM = ("unknown qdisc", "qdisc kind is unknown", "no such file or directory")
 _netem_ok: weakref.WeakKeyDictionary[Connection, bool] = weakref.WeakKeyDictionary()
 
@@ -73,7 +74,8 @@ class NetworkSpec:
             "delay", f"{delay_ms:.3f}ms", "limit", str(NETEM_LIMIT),
         ]]
 
-    def teardown_cmds(self, iface: str) -> list[list[str]]:
+    @staticmethod
+    def teardown_cmds(iface: str) -> list[list[str]]:
         """tc argv lists restoring the default qdisc on ``iface``."""
         return [["tc", "qdisc", "del", "dev", iface, "root"]]
 
@@ -349,8 +351,9 @@ def _remove_workdir(conn: Connection, workdir: str) -> None:
 
 
 def _delete_qdisc(conn: Connection, iface: str) -> None:
-    if any(q.get("kind") in ("tbf", "netem", "htb") for q in list_qdiscs(conn, iface)):
-        run_checked(conn, ["tc", "qdisc", "del", "dev", iface, "root"], f"tc del on {iface}")
+    if any(q.get("kind") in SHAPING_QDISCS for q in list_qdiscs(conn, iface)):
+        for argv in NetworkSpec.teardown_cmds(iface):
+            run_checked(conn, argv, f"tc del on {iface}")
     left = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("kind") in ("tbf", "netem")]
     if left:
         raise EmulationError(f"{conn.name}: {left} still on {iface}")
