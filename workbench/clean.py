@@ -14,11 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.emulation.common import host_token
-from workbench.emulation.network import iptables_cmd, list_qdiscs, route_iface
+from workbench.emulation.network import (
+    SHAPING_QDISCS,
+    NetworkSpec,
+    iptables_cmd,
+    list_qdiscs,
+    route_iface,
+)
 from workbench.remote.connection import Connection
 
 NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")  # mounts swept when their dir is named nimo-*
-SHAPING_QDISCS = ("tbf", "netem", "htb")
 
 # Kill nimo delayers and ganesha servers whose network namespace is this host's (lab hosts
 # share one PID space), matched on exact argv words: the delayer's argv[1] is its script,
@@ -90,7 +95,8 @@ def clean(
     for iface in ifaces:
         kinds = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("root")]
         if any(k in SHAPING_QDISCS for k in kinds):
-            conn.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False, timeout=30)
+            for argv in NetworkSpec.teardown_cmds(iface):
+                conn.run(argv, check=False, timeout=30)
             report.qdiscs.append(f"{iface}:{','.join(k for k in kinds if k)}")
     found = conn.run(["sh", "-c", _CGROUPS, "nimo-find", token], timeout=30).stdout.split()
     if found:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.errors import ProfileError
@@ -148,19 +148,38 @@ class ProfileCache:
     campaign measures each part once per distinct setting, not once per run."""
 
     def __init__(self) -> None:
-        self._data: dict[tuple, dict[str, float]] = {}
+        self._data: dict[tuple[object, ...], dict[str, float]] = {}
         self._lock = threading.Lock()
-        self.measured = 0
 
-    def get(self, key: tuple) -> dict[str, float] | None:
+    def get(self, key: tuple[object, ...]) -> dict[str, float] | None:
+        """A copy of the cached part, or None."""
         with self._lock:
             got = self._data.get(key)
             return dict(got) if got is not None else None
 
-    def put(self, key: tuple, part: Mapping[str, float]) -> None:
+    def put(self, key: tuple[object, ...], part: Mapping[str, float]) -> None:
+        """Cache a measured part."""
         with self._lock:
             self._data[key] = dict(part)
-            self.measured += 1
 
-    def __len__(self) -> int:
-        return len(self._data)
+
+def measure_profile(cache: ProfileCache, host: str, kinds: Mapping[str, float],
+                    targets: ProfileTargets, cpu_prefix: Sequence[str]) -> dict[str, float]:
+    """The resource profile of an assignment (``kinds``: knob kind -> value) on ``host``;
+    each part is measured once per setting and then taken from ``cache``."""
+    parts: tuple[tuple[tuple[object, ...], Callable[[], dict[str, float]]], ...] = (
+        (("cpu", kinds.get("cpu_share")), lambda: measure_cpu(targets, cpu_prefix)),
+        (("net", kinds.get("delay_ms"), kinds.get("rate_mbit")),
+         lambda: measure_network(targets)),
+    )
+    profile: dict[str, float] = {}
+    for key, measure in parts:
+        full = (host, *key)
+        part = cache.get(full)
+        if part is None:
+            part = measure()
+            cache.put(full, part)
+        profile.update(part)
+    if "memory_mb" in kinds:
+        profile["memory_mb"] = float(kinds["memory_mb"])
+    return profile

@@ -85,7 +85,7 @@ def test_parse_timer_reads_the_last_stamp():
 
 def test_repeats_keep_the_median_t_and_charge_every_repeat():
     from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
-    from workbench.executor import _median_repeat
+    from workbench.executor.schedule import median_repeat
 
     req = RunRequest(1, A, "train")
 
@@ -93,10 +93,10 @@ def test_repeats_keep_the_median_t_and_charge_every_repeat():
         return RunOutcome(req, RunStatus.DONE, Sample(A, T=T, cost_s=T + 1), None, 1.0, "c1",
                           start, start + T + 1)
 
-    out = _median_repeat([done(5.0, 0.0), done(3.0, 10.0), done(4.0, 20.0)])
+    out = median_repeat([done(5.0, 0.0), done(3.0, 10.0), done(4.0, 20.0)])
     assert out.sample.T == 4.0 and out.sample.meta["repeats_T"] == [5.0, 3.0, 4.0]
     assert out.sample.cost_s == 6.0 + 4.0 + 5.0 and out.overhead_s == 3 * 1.0  # each repeat's
     assert (out.started_at, out.ended_at) == (0.0, 25.0)
     bad = RunOutcome(req, RunStatus.FAILED, None, "G exited 1: x", 0.5, "c1", 30.0, 31.0)
-    failed = _median_repeat([done(5.0, 0.0), bad])
+    failed = median_repeat([done(5.0, 0.0), bad])
     assert failed.status is RunStatus.FAILED and failed.reason == "repeat 2: G exited 1: x"

@@ -8,17 +8,17 @@ import pytest
 
 from workbench.collector import (
     parse_ack_rtt,
-    parse_cpu_stat,
-    parse_cpuacct_usage,
     parse_io_stat,
-    parse_proc_net_dev,
     parse_rpc_srt,
     parse_sadf_json,
     parse_sysfs_counters,
     rtt_from,
 )
+from workbench.emulation import CgroupSpec
+from workbench.emulation.cgroups import Cgroup, CgroupLayout
 from workbench.errors import ParseError, ProfileError
 from workbench.profiles import parse_json_line, parse_ping
+from workbench.testing import FakeHost
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "collector"
 
@@ -54,33 +54,38 @@ def test_sadf_errors_name_source_and_line():
         parse_sadf_json('{"sysstat": {"hosts": []}}', "y.json")
 
 
-def test_cgroup_v1_files():
-    acc = parse_cpu_stat(fx("cgroup_v1_cpu.stat"), "cpu.stat")
-    assert acc.cpu_s is None  # v1 cpu.stat has no usage
-    assert acc.nr_periods == 12 and acc.nr_throttled == 11
-    assert acc.throttled_s == pytest.approx(0.509323577)
-    used = parse_cpuacct_usage(fx("cgroup_v1_cpuacct.usage"))
-    assert used == pytest.approx(0.5956077)  # ~half of the 1 s loop at a 50 % quota
+def _cgroup_files(layout: CgroupLayout, files: dict[str, str]) -> Cgroup:
+    """A run cgroup on a fake host whose cgroup files hold ``files`` (name -> text)."""
+    conn = FakeHost("c1")
+    cg = Cgroup(conn, "nimo-r1.c1", layout, CgroupSpec())
+    for name, text in files.items():
+        controller = "unified" if layout.version == 2 else name.split(".")[0]
+        conn.files[f"{cg.paths[controller]}/{name}"] = text
+    return cg
 
 
-def test_cgroup_v2_cpu_stat():
-    acc = parse_cpu_stat(fx("cgroup_v2_cpu.stat"))
-    assert acc.cpu_s == pytest.approx(132.597379)
-    assert acc.nr_throttled == 0
+def test_cgroup_v1_usage_from_real_files():
+    layout = CgroupLayout(1, {c: f"/sys/fs/cgroup/{c}" for c in ("cpu", "cpuacct", "memory")})
+    cg = _cgroup_files(layout, {"cpu.stat": fx("cgroup_v1_cpu.stat"),
+                                "cpuacct.usage": fx("cgroup_v1_cpuacct.usage"),
+                                "memory.oom_control": "oom_kill_disable 0\noom_kill 2\n",
+                                "memory.max_usage_in_bytes": "1048576\n"})
+    u = cg.usage()
+    assert u.cpu_s == pytest.approx(0.5956077)  # ~half of the 1 s loop at a 50 % quota
+    assert u.nr_periods == 12 and u.nr_throttled == 11
+    assert u.throttled_s == pytest.approx(0.509323577)
+    assert u.oom_kills == 2 and u.memory_peak_bytes == 1048576
 
 
-def test_cgroup_errors_name_line():
-    with pytest.raises(ParseError, match=r"^cpu\.stat:2: expected 'key value'"):
-        parse_cpu_stat("usage_usec 1\nbroken\n", "cpu.stat")
-    with pytest.raises(ParseError, match=r"^cpu\.stat:1: value of usage_usec is not an integer"):
-        parse_cpu_stat("usage_usec x\n", "cpu.stat")
-    with pytest.raises(ParseError, match="expected nanoseconds"):
-        parse_cpuacct_usage("12a", "cpuacct.usage")
+def test_cgroup_v2_usage_from_real_files():
+    cg = _cgroup_files(CgroupLayout(2, {"unified": "/sys/fs/cgroup"}),
+                       {"cpu.stat": fx("cgroup_v2_cpu.stat"), "memory.events": "oom_kill 0\n"})
+    u = cg.usage()
+    assert u.cpu_s == pytest.approx(132.597379)
+    assert u.nr_throttled == 0 and u.oom_kills == 0 and u.memory_peak_bytes is None
 
 
-def test_proc_net_dev_and_sysfs_counters():
-    devs = parse_proc_net_dev(fx("proc_net_dev.txt"))
-    assert "lo" in devs and "eth0" in devs
+def test_sysfs_counters():
     c = parse_sysfs_counters("100\n20\n3\n4\n")
     d = parse_sysfs_counters("1100\n520\n13\n9\n") - c
     assert (d.rx_bytes, d.tx_bytes, d.total_bytes, d.rx_packets) == (1000, 500, 1500, 10)
@@ -88,8 +93,6 @@ def test_proc_net_dev_and_sysfs_counters():
         parse_sysfs_counters("1\nx\n3\n4\n", "stats")
     with pytest.raises(ParseError, match="expected 4 counters, got 2"):
         parse_sysfs_counters("1\n2\n", "stats")
-    with pytest.raises(ParseError, match=r"dev:3: expected 'iface: 16 counters'"):
-        parse_proc_net_dev(fx("proc_net_dev.txt").splitlines()[0] + "\nx\n  lo: 1 2\n", "dev")
 
 
 def test_rpc_srt_nfs3():

@@ -139,3 +139,20 @@ def test_lab_plan():
     assert len({h.data_address for h in hosts}) == 3
     assert all(h.netns.startswith("nimo-") for h in hosts)
     CgroupLayout(1, {})  # constructible without a host
+
+
+def test_dataset_mounted_mounts_verified_and_always_unmounts():
+    from workbench.storage import dataset_mounted
+    from workbench.testing import FakeHost
+
+    compute, storage = FakeHost("c1"), FakeHost("s1")
+    compute.on(["test", "-d", "/tmp/nimo-mnt-r1.c1"], exit_code=1)  # made by the mount
+    with pytest.raises(RuntimeError), dataset_mounted(
+            compute, storage, "/srv/nimo", storage_address="10.9.1.12", run_id="r1",
+            method="sshfs", ssh_port=2222) as record:
+        assert record.method == "sshfs" and record.source == "root@10.9.1.12:/srv/nimo"
+        assert compute.mounts == {record.mountpoint: "fuse.sshfs"}
+        assert record.mountpoint == "/tmp/nimo-mnt-r1.c1"
+        raise RuntimeError("G failed")
+    assert compute.mounts == {} and compute.ran(["rmdir", record.mountpoint])
+    assert storage.ran(["test", "-d", "/srv/nimo"])

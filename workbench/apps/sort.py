@@ -17,6 +17,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from typing import BinaryIO
 
 PER_RECORD_OVERHEAD = 60  # bytes of Python object overhead per record held in memory
 BUFFER_FRACTION = 0.35
@@ -33,13 +35,13 @@ def cgroup_memory_limit() -> int | None:
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(","):
-            f = f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"
+            limit_file = f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"
         elif controllers == "":
-            f = f"/sys/fs/cgroup{path}/memory.max"
+            limit_file = f"/sys/fs/cgroup{path}/memory.max"
         else:
             continue
         try:
-            with open(f) as fh:
+            with open(limit_file) as fh:
                 value = fh.read().strip()
         except OSError:
             continue
@@ -48,7 +50,8 @@ def cgroup_memory_limit() -> int | None:
     return None
 
 
-def read_records(paths: list[str]):
+def read_records(paths: list[str]) -> Iterator[bytes]:
+    """Every record (line) of the files, in order."""
     for p in paths:
         with open(p, "rb", buffering=1 << 20) as f:
             yield from f
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def merge(runs: list[str], out) -> None:
+def merge(runs: list[str], out: BinaryIO) -> None:
     """k-way merge of sorted run files into ``out``; the runs are deleted."""
     with contextlib.ExitStack() as stack:
         files = [stack.enter_context(open(r, "rb", buffering=MERGE_BUFFER)) for r in runs]
@@ -122,6 +125,7 @@ def merge_pass(runs: list[str], fan_in: int, workdir: str, level: int) -> list[s
 
 
 def spill(chunk: list[bytes], workdir: str, i: int) -> str:
+    """Sort ``chunk`` and write it as run file ``i``; returns its path."""
     chunk.sort()
     path = os.path.join(workdir, f"run-s{i:04d}.tmp")
     with open(path, "wb", buffering=1 << 20) as f:

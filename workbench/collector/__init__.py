@@ -1,9 +1,8 @@
-"""Collector: Algorithm 3 and the pure parsers of monitor output (sadf JSON, cgroup files,
-network counters, tshark statistics). Parse errors name the source file and line."""
+"""Collector: Algorithm 3 and the pure parsers of monitor output (sadf JSON, network
+counters, tshark statistics). Parse errors name the source file and line."""
 
 from workbench.collector.algorithm3 import RunMeasurements, collect, split_io_time, utilisation
-from workbench.collector.cgroup import CpuAccounting, parse_cpu_stat, parse_cpuacct_usage
-from workbench.collector.net import IfaceCounters, parse_proc_net_dev, parse_sysfs_counters
+from workbench.collector.net import IfaceCounters, parse_sysfs_counters
 from workbench.collector.sar import SarSummary, parse_sadf_json
 from workbench.collector.tshark import (
     RttSummary,
@@ -16,7 +15,6 @@ from workbench.collector.tshark import (
 from workbench.errors import ParseError
 
 __all__ = [
-    "CpuAccounting",
     "IfaceCounters",
     "ParseError",
     "RttSummary",
@@ -25,10 +23,7 @@ __all__ = [
     "SrtRow",
     "collect",
     "parse_ack_rtt",
-    "parse_cpu_stat",
-    "parse_cpuacct_usage",
     "parse_io_stat",
-    "parse_proc_net_dev",
     "parse_rpc_srt",
     "parse_sadf_json",
     "parse_sysfs_counters",

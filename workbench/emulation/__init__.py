@@ -9,7 +9,6 @@ Public API (stable)::
     NetworkSpec(delay_ms=0.0, rate_mbit=None)   # delay_ms = added ROUND-TRIP time on the link
       .rate_cmds(iface) / .netem_cmds(iface, delay_ms) / .teardown_cmds(iface)   -> list[argv]
     LinkEnd(conn, iface, peer_address)          # one end of a data link, reached over SSH
-    data_link(compute, compute_host, storage, storage_host) -> [LinkEnd, LinkEnd]  # inventory
     network_applied(ends, spec, *, run_id, python="python3") -> ctx manager yielding NetworkRecord
     apply_network(ends, spec, *, run_id, python="python3") -> AppliedNetwork  # .record, .teardown()
     NetworkRecord(spec, ends: tuple[EndRecord, ...], apply_s, teardown_s)
@@ -21,7 +20,7 @@ Public API (stable)::
     create_cgroup(conn, spec, *, run_id) -> Cgroup
     cgroup_applied(conn, spec, *, run_id) -> ctx manager yielding Cgroup
     Cgroup: .name, .paths, .layout, .prefix(argv) -> list[str], .usage() -> CgroupUsage,
-            .kill(), .remove()
+            .remove()
     CgroupUsage(cpu_s, nr_periods, nr_throttled, throttled_s, oom_kills, memory_peak_bytes)
 
     scope_name(conn, run_id) -> "nimo-<run_id>.<hosttoken>"  # per-host unique resource name
@@ -49,7 +48,6 @@ from workbench.emulation.network import (
     NetworkRecord,
     NetworkSpec,
     apply_network,
-    data_link,
     network_applied,
 )
 
@@ -66,7 +64,6 @@ __all__ = [
     "apply_network",
     "cgroup_applied",
     "create_cgroup",
-    "data_link",
     "detect_cgroups",
     "network_applied",
     "scope_name",

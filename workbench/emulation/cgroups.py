@@ -29,10 +29,6 @@ ENTER_SCRIPT = (
     'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; '
     'exec "$@"'
 )
-_KILL_SCRIPT = (
-    "for i in $(seq 100); do p=$(cat \"$@\" 2>/dev/null | sort -u); "
-    '[ -z "$p" ] && exit 0; kill -KILL $p 2>/dev/null; sleep 0.02; done; exit 1'
-)
 # Empty every directory (SIGKILL members), then rmdir it: sh -c SCRIPT nimo-rmcg DIR...
 _REMOVE_SCRIPT = (
     'for d; do for i in $(seq 100); do p=$(cat "$d/cgroup.procs" 2>/dev/null); '
@@ -267,13 +263,6 @@ class Cgroup:
             cpu.get("throttled_time", 0) / 1e9,
             oom.get("oom_kill", 0),
             int(peak[0]) if peak else None,
-        )
-
-    def kill(self) -> None:
-        """SIGKILL every process in the cgroup and wait until it is empty."""
-        run_checked(
-            self.conn, ["sh", "-c", _KILL_SCRIPT, "nimo-kill", *self.procs_files()],
-            f"emptying cgroup {self.name}",
         )
 
     def remove(self) -> None:

@@ -14,17 +14,18 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 from workbench.emulation.common import run_checked, scope_name
 from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection, RemoteProcess
+from workbench.remote.group import run_parallel
 
 DELAYER_SOURCE = Path(__file__).with_name("delayer.py")
 NETEM_LIMIT = 100_000
+SHAPING_QDISCS = ("tbf", "netem", "htb")  # root qdiscs the emulation may install
 _NO_NETEM = ("unknown qdisc", "qdisc kind is unknown", "no such file or directory")
 _netem_ok: weakref.WeakKeyDictionary[Connection, bool] = weakref.WeakKeyDictionary()
 
@@ -73,7 +74,8 @@ class NetworkSpec:
             "delay", f"{delay_ms:.3f}ms", "limit", str(NETEM_LIMIT),
         ]]
 
-    def teardown_cmds(self, iface: str) -> list[list[str]]:
+    @staticmethod
+    def teardown_cmds(iface: str) -> list[list[str]]:
         """tc argv lists restoring the default qdisc on ``iface``."""
         return [["tc", "qdisc", "del", "dev", iface, "root"]]
 
@@ -108,14 +110,6 @@ class LinkEnd:
     conn: Connection
     iface: str
     peer_address: str
-
-
-def data_link(compute: Connection, compute_host: Any, storage: Connection,
-              storage_host: Any) -> list[LinkEnd]:
-    """Both ends of the data link between two inventory hosts (duck-typed: ``data_iface``,
-    ``data_address``)."""
-    return [LinkEnd(compute, compute_host.data_iface, storage_host.data_address),
-            LinkEnd(storage, storage_host.data_iface, compute_host.data_address)]
 
 
 @dataclass(frozen=True)
@@ -164,7 +158,7 @@ class AppliedNetwork:
         if self._done:
             return self.record
         t0 = time.monotonic()
-        errors = [str(e) for e in _parallel(self._states, _teardown_end)]
+        errors = _teardown_ends(self._states)
         self._done = True
         self.record.teardown_s = time.monotonic() - t0
         if errors:
@@ -184,32 +178,22 @@ def apply_network(
     t0 = time.monotonic()
     share = spec.delay_ms / len(ends) if ends else 0.0
     states = [_EndState(end, scope_name(end.conn, run_id)) for end in ends]
-    errors = _parallel(states, lambda st: _apply_end(st, spec, share, python))
-    if errors:
-        _parallel(states, _teardown_end)
-        raise errors[0]
+    got = run_parallel({str(i): partial(_apply_end, st, spec, share, python)
+                        for i, st in enumerate(states)})
+    failed = [v for v in got.values() if isinstance(v, BaseException)]
+    if failed:
+        _teardown_ends(states)
+        raise failed[0]
     return AppliedNetwork(spec, states, time.monotonic() - t0)
 
 
-def _parallel(states: list[_EndState], fn) -> list:
-    """Run ``fn`` on every end concurrently (each end is a different host); collect results
-    that are exceptions or error lists."""
-    if len(states) == 1:
-        try:
-            out = fn(states[0])
-        except BaseException as e:
-            return [e]
-        return list(out) if isinstance(out, list) else []
-    with ThreadPoolExecutor(max_workers=len(states)) as pool:
-        futures = [pool.submit(fn, st) for st in states]
-    found: list = []
-    for f in futures:
-        exc = f.exception()
-        if exc is not None:
-            found.append(exc)
-        elif isinstance(f.result(), list):
-            found += f.result()
-    return found
+def _teardown_ends(states: list[_EndState]) -> list[str]:
+    """Undo every end concurrently (each end is a different host); the errors."""
+    errors: list[str] = []
+    for value in run_parallel({str(i): partial(_teardown_end, st)
+                               for i, st in enumerate(states)}).values():
+        errors += [str(value)] if isinstance(value, BaseException) else value
+    return errors
 
 
 @contextlib.contextmanager
@@ -367,8 +351,9 @@ def _remove_workdir(conn: Connection, workdir: str) -> None:
 
 
 def _delete_qdisc(conn: Connection, iface: str) -> None:
-    if any(q.get("kind") in ("tbf", "netem", "htb") for q in list_qdiscs(conn, iface)):
-        run_checked(conn, ["tc", "qdisc", "del", "dev", iface, "root"], f"tc del on {iface}")
+    if any(q.get("kind") in SHAPING_QDISCS for q in list_qdiscs(conn, iface)):
+        for argv in NetworkSpec.teardown_cmds(iface):
+            run_checked(conn, argv, f"tc del on {iface}")
     left = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("kind") in ("tbf", "netem")]
     if left:
         raise EmulationError(f"{conn.name}: {left} still on {iface}")

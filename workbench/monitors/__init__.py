@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from workbench.collector.net import IfaceCounters
@@ -24,6 +24,7 @@ from workbench.monitors.capture import CaptureResult, PacketCapture
 from workbench.monitors.counters import read_counters
 from workbench.monitors.sysstat import SarMonitor, find_sadc
 from workbench.remote import Connection
+from workbench.remote.group import run_parallel
 
 __all__ = ["CaptureResult", "Endpoint", "MonitorReport", "PacketCapture", "RunMonitors",
            "SarMonitor", "find_sadc", "read_counters"]
@@ -48,28 +49,14 @@ class MonitorReport:
     sar_storage: SarSummary | None = None
     capture_compute: CaptureResult | None = None
     capture_storage: CaptureResult | None = None
-    start_s: float = 0.0
-    stop_s: float = 0.0
     analysis_s: float = 0.0
     errors: list[str] = field(default_factory=list)
 
 
-def _parallel(tasks: dict[str, Callable[[], Any]]) -> dict[str, Any]:
-    """Run the callables concurrently; value or exception per key."""
-    out: dict[str, Any] = {}
-    if not tasks:
-        return out
-    with ThreadPoolExecutor(max_workers=len(tasks)) as pool:
-        futures = {k: pool.submit(fn) for k, fn in tasks.items()}
-    for k, f in futures.items():
-        exc = f.exception()
-        out[k] = exc if exc is not None else f.result()
-    return out
-
-
 class RunMonitors:
-    """The monitors of one run; ``start()``, then ``stop() -> MonitorReport``; ``cleanup()``
-    always (idempotent) removes processes and files."""
+    """The monitors of one run: ``start()`` before G, ``halt()`` right after it, then
+    ``analyse() -> MonitorReport``; ``cleanup()`` always (idempotent) removes processes and
+    files."""
 
     def __init__(self, compute: Endpoint, storage: Endpoint, *, sar: bool = True,
                  sar_interval_s: int = 1, tshark: bool = True, nfs_version: int | None = None,
@@ -98,26 +85,34 @@ class RunMonitors:
         self._before: IfaceCounters | None = None
         self.report = MonitorReport()
 
+    def _steps(self, step: str) -> dict[str, Callable[[], Any]]:
+        """The bound method ``step`` of every sar monitor and capture, keyed
+        ``sar_<role>``/``capture_<role>``."""
+        tasks: dict[str, Callable[[], Any]] = {}
+        for kind, monitors in (("sar", self.sar), ("capture", self.captures)):
+            for role, monitor in monitors.items():
+                tasks[f"{kind}_{role}"] = getattr(monitor, step)
+        return tasks
+
+    def _on_hosts(self, argv: Callable[[Endpoint], list[str]]) -> None:
+        """Run ``argv(endpoint)`` on both hosts concurrently; failures are ignored."""
+        run_parallel({ep.files: partial(ep.conn.run, argv(ep), check=False, timeout=30)
+                      for ep in (self.compute, self.storage)})
+
+    def _counters(self) -> IfaceCounters:
+        return read_counters(self.compute.conn, self.compute.iface)
+
     def start(self) -> None:
         """Start everything (in parallel); raises only if the data counters are unreadable."""
-        t0 = time.monotonic()
-        _parallel({ep.files: (lambda ep=ep: ep.conn.run(["mkdir", "-p", ep.files], timeout=30))
-                   for ep in (self.compute, self.storage)})
-        tasks: dict[str, Callable[[], Any]] = {
-            "counters": lambda: read_counters(self.compute.conn, self.compute.iface)}
-        for role, m in self.sar.items():
-            tasks[f"sar_{role}"] = m.start
-        for role, c in self.captures.items():
-            tasks[f"capture_{role}"] = c.start
-        got = _parallel(tasks)
+        self._on_hosts(lambda ep: ["mkdir", "-p", ep.files])
+        got = run_parallel({"counters": self._counters, **self._steps("start")})
         for key, value in got.items():
             if isinstance(value, BaseException):
                 if key == "counters":
                     raise value
                 self.report.errors.append(f"{key} start: {value}")
                 self._drop(key)
-        self._before = got["counters"]
-        self.report.start_s = time.monotonic() - t0
+        self._before = got["counters"]  # type: ignore[assignment]
 
     def _drop(self, key: str) -> None:
         kind, _, role = key.partition("_")
@@ -129,14 +124,7 @@ class RunMonitors:
 
     def halt(self) -> None:
         """Right after G: read the data counters and stop sadc/dumpcap (fast, in parallel)."""
-        t0 = time.monotonic()
-        tasks: dict[str, Callable[[], Any]] = {
-            "counters": lambda: read_counters(self.compute.conn, self.compute.iface)}
-        for role, m in self.sar.items():
-            tasks[f"sar_{role}"] = m.halt
-        for role, c in self.captures.items():
-            tasks[f"capture_{role}"] = c.halt
-        got = _parallel(tasks)
+        got = run_parallel({"counters": self._counters, **self._steps("halt")})
         after = got.pop("counters")
         if isinstance(after, BaseException):
             raise after
@@ -146,18 +134,12 @@ class RunMonitors:
             if isinstance(value, BaseException):
                 self.report.errors.append(f"{key} stop: {value}")
                 self._drop(key)
-        self.report.stop_s = time.monotonic() - t0
 
     def analyse(self) -> MonitorReport:
         """Summarise what sadc and dumpcap recorded (sadf, tshark; slow part, in parallel).
         May run while the emulation is being torn down."""
         t0 = time.monotonic()
-        tasks: dict[str, Callable[[], Any]] = {}
-        for role, m in self.sar.items():
-            tasks[f"sar_{role}"] = m.stop
-        for role, c in self.captures.items():
-            tasks[f"capture_{role}"] = c.stop
-        for key, value in _parallel(tasks).items():
+        for key, value in run_parallel(self._steps("stop")).items():
             if isinstance(value, BaseException):
                 self.report.errors.append(f"{key} analysis: {value}")
             else:
@@ -165,19 +147,7 @@ class RunMonitors:
         self.report.analysis_s = time.monotonic() - t0
         return self.report
 
-    def stop(self) -> MonitorReport:
-        """``halt()`` then ``analyse()``."""
-        self.halt()
-        return self.analyse()
-
     def cleanup(self) -> None:
         """Kill leftover monitor processes and delete their files on every host."""
-        tasks: dict[str, Callable[[], Any]] = {}
-        for role, m in self.sar.items():
-            tasks[f"sar_{role}"] = m.cleanup
-        for role, c in self.captures.items():
-            tasks[f"capture_{role}"] = c.cleanup
-        _parallel(tasks)
-        _parallel({ep.files: (lambda ep=ep: ep.conn.run(["rm", "-rf", "--", ep.files],
-                                                        check=False, timeout=30))
-                   for ep in (self.compute, self.storage)})
+        run_parallel(self._steps("cleanup"))
+        self._on_hosts(lambda ep: ["rm", "-rf", "--", ep.files])

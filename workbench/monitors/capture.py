@@ -23,6 +23,17 @@ def kill_by_pid(conn: Connection, pid: int, name: str) -> None:
                      timeout=10)
 
 
+def discard(conn: Connection, proc: RemoteProcess | None, program: str, path: str) -> None:
+    """Kill a monitor process (by PID, also when its SSH channel is gone) and remove its
+    output file; never raises."""
+    if proc is not None:
+        kill_by_pid(conn, proc.pid, program)
+        with contextlib.suppress(Exception):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        conn.run(["rm", "-f", path], check=False, timeout=10)
+
+
 @dataclass(frozen=True)
 class CaptureResult:
     """Raw tshark analysis text (parsed by workbench.collector.tshark) and capture facts."""
@@ -88,10 +99,5 @@ class PacketCapture:
     def cleanup(self) -> None:
         """Kill dumpcap (by PID, also when its SSH channel is gone) and remove the capture
         (idempotent). dumpcap also stops by itself after ``max_s`` (``-a duration``)."""
-        if self._proc is not None:
-            kill_by_pid(self.conn, self._proc.pid, "dumpcap")
-            with contextlib.suppress(Exception):
-                self._proc.kill()
-            self._proc = None
-        with contextlib.suppress(Exception):
-            self.conn.run(["rm", "-f", self.path], check=False, timeout=10)
+        discard(self.conn, self._proc, "dumpcap", self.path)
+        self._proc = None

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from workbench.collector.sar import SarSummary, parse_sadf_json
-from workbench.monitors.capture import kill_by_pid
+from workbench.monitors.capture import discard
 from workbench.remote import Connection, RemoteProcess
 
 SADC_CANDIDATES = ("/usr/lib/sysstat/sadc", "/usr/lib64/sa/sadc", "/usr/lib/sa/sadc")
@@ -51,10 +49,5 @@ class SarMonitor:
 
     def cleanup(self) -> None:
         """Kill sadc (by PID, also when its SSH channel is gone) and remove its file."""
-        if self._proc is not None:
-            kill_by_pid(self.conn, self._proc.pid, "sadc")
-            with contextlib.suppress(Exception):
-                self._proc.kill()
-            self._proc = None
-        with contextlib.suppress(Exception):
-            self.conn.run(["rm", "-f", self.path], check=False, timeout=10)
+        discard(self.conn, self._proc, "sadc", self.path)
+        self._proc = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import select
 import socket
 import threading
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import paramiko
 
 from workbench.errors import CommandTimeout, HostError, RemoteCommandFailed
+from workbench.remote.channel import RemoteProcess, drain
 from workbench.remote.result import CommandResult, as_argv, quote_argv
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -150,69 +150,59 @@ class Connection:
     def _connect_once(self) -> paramiko.SSHClient:
         client = paramiko.SSHClient()
         try:
-            if self.known_hosts is not None:
-                if not self.known_hosts.is_file():
-                    raise HostError(f"{self.name}: known_hosts file {self.known_hosts} not found")
-                client.load_host_keys(str(self.known_hosts))
-            else:
-                client.load_system_host_keys()
-            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+            self._trust_host_keys(client)
             if self.key_file is not None and not self.key_file.is_file():
                 raise HostError(f"{self.name}: key file {self.key_file} not found")
             sock = socket.create_connection((self.address, self.port), self.connect_timeout)
             # without TCP_NODELAY every channel open waits ~40 ms for a delayed ACK
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client.connect(
-                sock=sock,
-                hostname=self.address,
-                port=self.port,
-                username=self.user,
+                sock=sock, hostname=self.address, port=self.port, username=self.user,
                 key_filename=str(self.key_file) if self.key_file else None,
-                timeout=self.connect_timeout,
-                banner_timeout=self.connect_timeout,
-                auth_timeout=self.connect_timeout,
-                allow_agent=False,
-                look_for_keys=False,
+                timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False,
             )
-            transport = client.get_transport()
-            if transport is not None:
-                transport.set_keepalive(15)
-            return client
-        except paramiko.BadHostKeyException as e:
+        except (paramiko.SSHException, OSError, EOFError, ValueError) as e:
+            handshake_done = _is_active(client)
             client.close()
-            raise HostError(
+            raise self._refusal(e, handshake_done) or e from None
+        transport = client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(15)
+        return client
+
+    def _trust_host_keys(self, client: paramiko.SSHClient) -> None:
+        """Known hosts from ``known_hosts`` (or the system's); unknown keys are refused."""
+        if self.known_hosts is not None:
+            if not self.known_hosts.is_file():
+                raise HostError(f"{self.name}: known_hosts file {self.known_hosts} not found")
+            client.load_host_keys(str(self.known_hosts))
+        else:
+            client.load_system_host_keys()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+
+    def _refusal(self, e: Exception, handshake_done: bool) -> HostError | None:
+        """The permanent ``HostError`` a connect failure means (key or host key refused),
+        or None when it is transient (worth retrying)."""
+        if isinstance(e, paramiko.BadHostKeyException):
+            return HostError(
                 f"{self.name}: host key mismatch for {self.address} "
                 f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
-                hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}",
-            ) from None
-        except paramiko.PasswordRequiredException:
-            client.close()
-            raise HostError(f"{self.name}: key file {self.key_file} is encrypted") from None
-        except paramiko.AuthenticationException as e:
-            client.close()
-            raise HostError(
-                f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})"
-            ) from None
-        except paramiko.SSHException as e:
-            transport = client.get_transport()
-            handshake_done = bool(transport and transport.is_active())
-            client.close()
+                hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}")
+        if isinstance(e, paramiko.PasswordRequiredException):
+            return HostError(f"{self.name}: key file {self.key_file} is encrypted")
+        if isinstance(e, paramiko.AuthenticationException):
+            return HostError(
+                f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})")
+        if isinstance(e, paramiko.SSHException):
             if "not found in known_hosts" in str(e):
-                raise HostError(
-                    f"{self.name}: host key of {self.address} is not in "
-                    f"{self.known_hosts or 'known_hosts'}"
-                ) from None
+                return HostError(f"{self.name}: host key of {self.address} is not in "
+                                 f"{self.known_hosts or 'known_hosts'}")
             if handshake_done:  # failed while authenticating: not transient
-                raise HostError(
-                    f"{self.name}: cannot authenticate with key {self.key_file}: {e}"
-                ) from None
-            raise
-        except (OSError, EOFError):
-            client.close()
-            raise
-        except ValueError as e:  # unparsable key file
-            client.close()
-            raise HostError(f"{self.name}: cannot use key file {self.key_file}: {e}") from None
+                return HostError(f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
+        if isinstance(e, ValueError):  # unparsable key file
+            return HostError(f"{self.name}: cannot use key file {self.key_file}: {e}")
+        return None
 
     def _drop(self) -> None:
         if self._sftp is not None:
@@ -271,7 +261,7 @@ class Connection:
                 chan.sendall(stdin.encode() if isinstance(stdin, str) else stdin)
                 chan.shutdown_write()
             deadline = None if timeout is None else started + timeout + LOCAL_GRACE_S
-            out, err, code = _drain(chan, deadline)
+            out, err, code = drain(chan, deadline)
         except OSError as e:
             self._note_drop()
             raise HostError(
@@ -329,9 +319,12 @@ class Connection:
         with self._lock:
             transport = self._transport()
             if self._sftp is None:
-                self._sftp = paramiko.SFTPClient.from_transport(transport)
-                assert self._sftp is not None
-                self._sftp.get_channel().settimeout(self.sftp_timeout)
+                sftp = paramiko.SFTPClient.from_transport(transport)
+                channel = sftp.get_channel() if sftp is not None else None
+                if sftp is None or channel is None:
+                    raise HostError(f"{self.name}: cannot open an SFTP session")
+                channel.settimeout(self.sftp_timeout)
+                self._sftp = sftp
             return self._sftp
 
     @contextlib.contextmanager
@@ -376,138 +369,6 @@ class Connection:
             f.write(text.encode())
 
 
-class RemoteProcess:
-    """A background process started by :meth:`Connection.start`; output is drained into memory."""
-
-    def __init__(self, conn: Connection, argv: tuple[str, ...], chan: paramiko.Channel) -> None:
-        self.conn = conn
-        self.argv = argv
-        self._chan = chan
-        self._started = time.monotonic()
-        self._out: list[bytes] = []
-        self._err: list[bytes] = []
-        self._code: int | None = None
-        self._pid_ready = threading.Event()
-        self.pid: int = -1
-        self._thread = threading.Thread(target=self._pump, daemon=True, name=f"nimo-{conn.name}")
-        self._thread.start()
-        if not self._pid_ready.wait(conn.connect_timeout) or self.pid < 0:
-            raise HostError(f"{conn.name}: `{quote_argv(argv)}` did not start")
-
-    def _pump(self) -> None:
-        buf = b""
-        chan = self._chan
-        try:
-            while True:
-                r, _, _ = select.select([chan], [], [], 0.2)
-                if chan.recv_ready():
-                    data = chan.recv(65536)
-                    if self.pid < 0:
-                        buf += data
-                        if b"\n" in buf:
-                            first, rest = buf.split(b"\n", 1)
-                            with contextlib.suppress(ValueError):
-                                self.pid = int(first)
-                            self._pid_ready.set()
-                            self._out.append(rest)
-                    else:
-                        self._out.append(data)
-                if chan.recv_stderr_ready():
-                    self._err.append(chan.recv_stderr(65536))
-                if chan.closed or (
-                    chan.exit_status_ready()
-                    and chan.eof_received
-                    and not chan.recv_ready()
-                    and not chan.recv_stderr_ready()
-                ):
-                    break
-        except OSError:
-            pass
-        if chan.exit_status_ready():
-            self._code = chan.recv_exit_status()
-        self._pid_ready.set()
-        chan.close()
-
-    @property
-    def host(self) -> str:
-        return self.conn.name
-
-    def running(self) -> bool:
-        """True while the process has not exited (as seen through its SSH channel)."""
-        return self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> CommandResult:
-        """Wait for exit; raise :class:`HostError` if still running after ``timeout``."""
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            raise HostError(f"{self.host}: `{quote_argv(self.argv)}` still running")
-        return self._result()
-
-    def _result(self) -> CommandResult:
-        return CommandResult(
-            self.host,
-            self.argv,
-            -1 if self._code is None else self._code,
-            b"".join(self._out).decode(errors="replace"),
-            b"".join(self._err).decode(errors="replace"),
-            time.monotonic() - self._started,
-        )
-
-    def _signal(self, sig: str) -> None:
-        if self.pid > 0 and self.running():
-            self.conn.run(["kill", f"-{sig}", str(self.pid)], check=False, timeout=10)
-
-    def stop(self, timeout: float = 5.0) -> CommandResult:
-        """SIGTERM, wait up to ``timeout`` s, then SIGKILL; returns the output gathered."""
-        self._signal("TERM")
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            return self.kill()
-        return self._result()
-
-    def kill(self) -> CommandResult:
-        """SIGKILL now and return the output gathered."""
-        self._signal("KILL")
-        self._thread.join(5.0)
-        if self._thread.is_alive():
-            self._chan.close()
-            self._thread.join(1.0)
-        return self._result()
-
-
-def _drain(
-    chan: paramiko.Channel, deadline: float | None
-) -> tuple[str, str, int | None]:
-    """Read stdout/stderr until the command exits, the channel dies, or ``deadline`` passes."""
-    out: list[bytes] = []
-    err: list[bytes] = []
-    wait = 0.001  # poll fast at first (short commands), back off to 50 ms for long ones
-    while True:
-        select.select([chan], [], [], wait)
-        wait = min(0.05, wait * 1.5)
-        while chan.recv_ready():
-            out.append(chan.recv(65536))
-            wait = 0.001
-        while chan.recv_stderr_ready():
-            err.append(chan.recv_stderr(65536))
-            wait = 0.001
-        if (
-            chan.exit_status_ready()
-            and chan.eof_received
-            and not chan.recv_ready()
-            and not chan.recv_stderr_ready()
-        ):
-            code: int | None = chan.recv_exit_status()
-            break
-        if chan.closed:
-            code = chan.recv_exit_status() if chan.exit_status_ready() else None
-            break
-        if deadline is not None and time.monotonic() >= deadline:
-            code = None
-            break
-    return b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace"), code
-
-
 def _describe(e: BaseException | None) -> str:
     if e is None:
         return "unknown error"
@@ -515,3 +376,8 @@ def _describe(e: BaseException | None) -> str:
         return "connection timed out"
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return text
+
+
+def _is_active(client: paramiko.SSHClient) -> bool:
+    transport = client.get_transport()
+    return bool(transport and transport.is_active())

@@ -15,7 +15,7 @@ Public API (stable)::
     unmount_dataset(compute, record) -> float          # seconds; verified gone
     dataset_mounted(...same args as mount_dataset...) -> ctx manager yielding MountRecord
 
-    NfsExport(host, address, port, export_path, pseudo, workdir, pid, start_s)  # .source, .url()
+    NfsExport(host, address, port, export_path, pseudo, workdir, pid, start_s)  # .url()
     start_nfs_server(storage, export_path, *, bind_address, run_id, port=2049) -> NfsExport
     stop_nfs_server(storage, export) ; nfs_exported(...) -> ctx manager yielding NfsExport
     ganesha_config(export_path, *, bind_address, port, workdir) -> str   # pure

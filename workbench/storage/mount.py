@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import ParamSpec
 
 from workbench.emulation.common import check_run_id, host_token, run_checked
 from workbench.errors import EmulationError, RemoteCommandFailed
@@ -18,7 +19,7 @@ from workbench.remote.connection import Connection
 from workbench.storage.nfs import NfsExport, start_nfs_server, stop_nfs_server
 
 METHODS = ("auto", "nfs", "sshfs")
-MOUNT_TYPES = ("fuse.sshfs", "nfs", "nfs4")
+P = ParamSpec("P")
 
 
 @dataclass
@@ -35,6 +36,7 @@ class MountRecord:
     created_dir: bool = False
     nfs: NfsExport | None = None  # the ganesha server started for an "nfs" mount
     storage: Connection | None = field(default=None, repr=False)
+    compute: Connection | None = field(default=None, repr=False)
 
 
 def has_nfs_client(conn: Connection) -> bool:
@@ -104,17 +106,7 @@ def mount_dataset(
     the mount cannot be verified.
     """
     t0 = time.monotonic()
-    if method not in METHODS:
-        raise EmulationError(f"unknown storage method {method!r}", hint=f"valid: {METHODS}")
-    if not export_path.startswith("/"):
-        raise EmulationError(f"export path {export_path!r} must be absolute")
-    check_run_id(run_id)
-    if storage.run(["test", "-d", export_path], check=False, timeout=10).exit_code != 0:
-        raise EmulationError(f"{storage.name}: export directory {export_path} does not exist")
-    if method == "auto":
-        method = "nfs" if has_nfs_client(compute) else "sshfs"
-    elif method == "nfs" and not has_nfs_client(compute):
-        raise EmulationError(f"{compute.name}: kernel has no NFS client", hint="use sshfs")
+    method = _check_request(compute, storage, export_path, run_id, method)
     mnt = mountpoint or f"/tmp/nimo-mnt-{run_id}.{host_token(compute)}"
     if _mount_entry(compute, mnt) is not None:
         raise EmulationError(f"{compute.name}: something is already mounted at {mnt}")
@@ -128,22 +120,45 @@ def mount_dataset(
         source = f"{storage_address}:/nimo"
         argv, optstr = nfs_argv(source, mnt, nfs_port)
     record = MountRecord(method, compute.name, source, mnt, optstr, created_dir=created,
-                         storage=storage)
+                         storage=storage, compute=compute)
     try:
         if method == "nfs":
             record.nfs = start_nfs_server(storage, export_path, bind_address=storage_address,
                                           run_id=run_id, port=nfs_port)
-        run_checked(compute, argv, f"{method} mount of {source}", timeout=30)
-        entry = _mount_entry(compute, mnt)
-        if entry is None or not entry[1].startswith(("fuse.sshfs", "nfs")):
-            raise EmulationError(f"{compute.name}: {mnt} not in /proc/mounts after mounting")
-        run_checked(compute, ["ls", "-d", f"{mnt}/."], f"reading {mnt}")
+        _mount_verified(compute, argv, record)
     except BaseException:
         with contextlib.suppress(Exception):
             unmount_dataset(compute, record)
         raise
     record.setup_s = time.monotonic() - t0
     return record
+
+
+def _check_request(compute: Connection, storage: Connection, export_path: str, run_id: str,
+                   method: str) -> str:
+    """Validate a mount request; returns the method to use (``auto`` resolved)."""
+    if method not in METHODS:
+        raise EmulationError(f"unknown storage method {method!r}", hint=f"valid: {METHODS}")
+    if not export_path.startswith("/"):
+        raise EmulationError(f"export path {export_path!r} must be absolute")
+    check_run_id(run_id)
+    if storage.run(["test", "-d", export_path], check=False, timeout=10).exit_code != 0:
+        raise EmulationError(f"{storage.name}: export directory {export_path} does not exist")
+    if method == "auto":
+        return "nfs" if has_nfs_client(compute) else "sshfs"
+    if method == "nfs" and not has_nfs_client(compute):
+        raise EmulationError(f"{compute.name}: kernel has no NFS client", hint="use sshfs")
+    return method
+
+
+def _mount_verified(compute: Connection, argv: list[str], record: MountRecord) -> None:
+    """Mount, then check /proc/mounts and that the mount point can be read."""
+    mnt = record.mountpoint
+    run_checked(compute, argv, f"{record.method} mount of {record.source}", timeout=30)
+    entry = _mount_entry(compute, mnt)
+    if entry is None or not entry[1].startswith(("fuse.sshfs", "nfs")):
+        raise EmulationError(f"{compute.name}: {mnt} not in /proc/mounts after mounting")
+    run_checked(compute, ["ls", "-d", f"{mnt}/."], f"reading {mnt}")
 
 
 def unmount_dataset(compute: Connection, record: MountRecord) -> float:
@@ -172,29 +187,20 @@ def unmount_dataset(compute: Connection, record: MountRecord) -> float:
     return record.teardown_s
 
 
-@contextlib.contextmanager
-def dataset_mounted(
-    compute: Connection,
-    storage: Connection,
-    export_path: str,
-    *,
-    storage_address: str,
-    run_id: str,
-    method: str = "auto",
-    identity_file: str | None = None,
-    known_hosts: str | None = None,
-    ssh_port: int = 22,
-    ssh_user: str = "root",
-    mountpoint: str | None = None,
-    nfs_port: int = 2049,
-) -> Iterator[MountRecord]:
-    """Context manager around :func:`mount_dataset`; always unmounts."""
-    record = mount_dataset(
-        compute, storage, export_path, storage_address=storage_address, run_id=run_id,
-        method=method, identity_file=identity_file, known_hosts=known_hosts,
-        ssh_port=ssh_port, ssh_user=ssh_user, mountpoint=mountpoint, nfs_port=nfs_port,
-    )
-    try:
-        yield record
-    finally:
-        unmount_dataset(compute, record)
+def _always_unmounted(
+    mount: Callable[P, MountRecord],
+) -> Callable[P, contextlib.AbstractContextManager[MountRecord]]:
+    @contextlib.contextmanager
+    def mounted(*args: P.args, **kwargs: P.kwargs) -> Iterator[MountRecord]:
+        record = mount(*args, **kwargs)
+        try:
+            yield record
+        finally:
+            assert record.compute is not None
+            unmount_dataset(record.compute, record)
+
+    mounted.__doc__ = "Context manager around :func:`mount_dataset`; always unmounts."
+    return mounted
+
+
+dataset_mounted = _always_unmounted(mount_dataset)

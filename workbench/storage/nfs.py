@@ -76,11 +76,6 @@ class NfsExport:
     pid: int
     start_s: float = 0.0
 
-    @property
-    def source(self) -> str:
-        """``address:/pseudo`` for ``mount -t nfs4``."""
-        return f"{self.address}:{self.pseudo}"
-
     def url(self, path: str = "") -> str:
         """libnfs URL (``nfs-cat``/``nfs-ls``) of ``path`` inside the export."""
         sub = f"/{path.lstrip('/')}" if path else ""

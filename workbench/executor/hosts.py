@@ -1,0 +1,129 @@
+"""The runner's hosts: their connections, and what each host needs once per runner.
+
+The pool also holds the inventory's resource space (the assignments its knobs span).
+
+Preparing a host (once, by the first run that uses it): the shipped app scripts uploaded to
+``app_dir``, sadc looked up, and on a storage host the dataset generated (or checked).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Mapping
+
+from workbench import apps as shipped
+from workbench.emulation.network import route_iface
+from workbench.errors import HostError, WorkbenchError
+from workbench.inventory import Host, Inventory, render_argv
+from workbench.monitors import find_sadc
+from workbench.remote import Connection
+
+Connect = Callable[[Host], Connection]
+PREPARE_WAIT_S = 600
+
+
+class HostPool:
+    """Lazily opened connections to an inventory's hosts, and their one-time preparation."""
+
+    def __init__(self, inventory: Inventory, connect: Connect, app_dir: str) -> None:
+        self.inventory = inventory
+        self.app_dir = app_dir
+        self.space = inventory.space()
+        self.sadc: dict[str, str | None] = {}
+        self._connect = connect
+        self._conns: dict[str, Connection] = {}
+        self._lock = threading.RLock()
+        self._prepared: dict[str, threading.Event] = {}
+        self._peer_iface: dict[str, str] = {}
+
+    def conn(self, name: str, lane: str | None = None) -> Connection:
+        """The persistent connection to a host (opened lazily). ``lane`` (a compute host's
+        name) gives a shared storage host one connection per concurrent run, so runs never
+        share an SSH/SFTP session across threads."""
+        key = name if lane is None or lane == name else f"{name}@{lane}"
+        with self._lock:
+            if key not in self._conns:
+                self._conns[key] = self._connect(self.inventory.host(name))
+            return self._conns[key]
+
+    def reset(self, compute: Host) -> None:
+        """Close a lane's connections (after a transient failure); they reopen when used."""
+        with contextlib.suppress(Exception):
+            self.conn(compute.name).close()
+            self.conn(self.inventory.storage_for(compute).name, compute.name).close()
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        with self._lock:
+            for conn in self._conns.values():
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._conns.clear()
+
+    def prepare(self, compute: Host, storage: Host) -> None:
+        """Prepare both hosts of a lane once; later runs wait for the first one's result."""
+        for host in (storage, compute):
+            with self._lock:
+                event = self._prepared.get(host.name)
+                first = event is None
+                if event is None:
+                    event = self._prepared[host.name] = threading.Event()
+            if first:
+                self._prepare_once(host, event)
+            else:
+                event.wait(PREPARE_WAIT_S)
+                if host.name not in self._prepared:
+                    raise HostError(f"{host.name}: preparation failed in another run")
+
+    def _prepare_once(self, host: Host, done: threading.Event) -> None:
+        try:
+            self._prepare_host(host)
+        except BaseException:
+            with self._lock:
+                del self._prepared[host.name]
+            raise
+        finally:
+            done.set()
+
+    def _prepare_host(self, host: Host) -> None:
+        conn = self.conn(host.name)
+        conn.run(["mkdir", "-p", self.app_dir], timeout=30)
+        with self._lock:  # hosts of a lab may share one file system: upload one at a time
+            for f in shipped.script_files():
+                conn.put(f, f"{self.app_dir}/{f.name}", mode=0o755)
+        self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None
+        if host.role == "storage":
+            self._ensure_dataset(host, conn)
+
+    def _ensure_dataset(self, host: Host, conn: Connection) -> None:
+        app, st = self.inventory.application, self.inventory.storage
+        path = f"{st.export}/{app.dataset.path}"
+        conn.run(["mkdir", "-p", st.export], timeout=30)
+        if app.dataset.generate:
+            argv = render_argv(app.dataset.generate, self.values(path, "/tmp", 0, {}))
+            conn.run(argv, timeout=max(600.0, app.timeout_s))
+        elif not conn.run(["test", "-e", path], check=False, timeout=10).ok:
+            raise WorkbenchError(f"{host.name}: dataset {path} is missing and "
+                                 "application.dataset.generate is not set")
+
+    def storage_iface(self, compute: Host, storage: Host) -> str:
+        """The storage host's interface facing ``compute`` (its ``peer_iface``, else routed)."""
+        if compute.peer_iface:
+            return compute.peer_iface
+        with self._lock:
+            if compute.name in self._peer_iface:
+                return self._peer_iface[compute.name]
+        conn = self.conn(storage.name, compute.name)
+        iface = route_iface(conn, compute.data_address) or storage.data_iface
+        with self._lock:
+            self._peer_iface[compute.name] = iface
+        return iface
+
+    def values(self, dataset: str, workdir: str, run: int,
+               assignment: Mapping[str, float]) -> dict[str, object]:
+        """The placeholders of the application's argv templates."""
+        app = self.inventory.application
+        return {"dataset": dataset, "workdir": workdir, "threads": app.threads,
+                "app_dir": self.app_dir, "size_mb": app.dataset.size_mb or 0, "run": run,
+                **assignment}

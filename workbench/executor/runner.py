@@ -1,0 +1,158 @@
+"""``SSHRunner``: the ``nimo.runner.Runner`` contract on the hosts of an inventory."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nimo.records import RunOutcome, RunRequest, RunStatus
+from nimo.runner import OutcomeCallback
+from nimo.space import Assignment, ResourceSpace
+from workbench.errors import WorkbenchError
+from workbench.executor.attempt import run_attempt
+from workbench.executor.hosts import Connect, HostPool
+from workbench.executor.schedule import FailureBudget, median_repeat, run_in_lanes
+from workbench.inventory import Host, Inventory, load_inventory
+from workbench.profiles import ProfileCache
+from workbench.remote import Connection
+
+APP_DIR = "/tmp/nimo-apps"
+
+
+class SSHRunner:
+    """``nimo.runner.Runner`` on the hosts of an inventory (live runs over SSH).
+
+    ``connect`` opens a host's connection (default: SSH with the inventory's keys); tests
+    pass one returning ``workbench.testing.FakeConnection``s.
+    """
+
+    kind = "occupancy"
+
+    def __init__(self, inventory: Inventory, *, connect_timeout: float = 10.0,
+                 connect_retries: int = 2, app_dir: str = APP_DIR,
+                 connect: Connect | None = None) -> None:
+        self.inventory = inventory
+        self.profiles = ProfileCache()
+        self._path = str(Path(inventory.path).resolve())
+        self._pool = HostPool(inventory, connect or (lambda host: Connection.for_host(
+            host, connect_timeout=connect_timeout, retries=connect_retries)), app_dir)
+        self._budget = FailureBudget(inventory.policies)
+        self._used: set[Assignment] = set()
+        self._used_lock = threading.Lock()
+        self._interrupted = threading.Event()
+
+    # -- Runner contract -------------------------------------------------------------------
+    @property
+    def space(self) -> ResourceSpace:
+        """The assignments the inventory's knobs span."""
+        return self._pool.space
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The names of the inventory's hosts."""
+        return self.inventory.host_names
+
+    def spec(self) -> dict[str, Any]:
+        """What reopens this runner: the inventory file's absolute path (JSON-able)."""
+        return {"inventory": self._path}
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        """Run once on the first compute host (repeats, retries of transient failures)."""
+        return self._run_repeats(self.inventory.compute_hosts[0], request)
+
+    def run_many(self, requests: Sequence[RunRequest],
+                 on_outcome: OutcomeCallback | None = None) -> list[RunOutcome]:
+        """Run independent requests concurrently, one at a time per compute host.
+
+        Outcomes come back in request order and go to ``on_outcome`` as each finishes.
+        Ctrl-C stops handing out new runs, lets the running ones tear down, then re-raises.
+        """
+        return run_in_lanes(self.inventory.compute_hosts, requests, self._run_or_skip,
+                            on_outcome, self._interrupted)
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        self._pool.close()
+
+    def __enter__(self) -> SSHRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- state -----------------------------------------------------------------------------
+    @property
+    def failures(self) -> int:
+        """Failed runs so far."""
+        return self._budget.failures
+
+    @property
+    def stopped_because(self) -> str | None:
+        """Why no more runs are made (``policies``), or None."""
+        return self._budget.stopped_because
+
+    def conn(self, name: str, lane: str | None = None) -> Connection:
+        """The persistent connection to a host (see :meth:`HostPool.conn`)."""
+        return self._pool.conn(name, lane)
+
+    def holdout(self, n: int, exclude: Iterable[Assignment | dict[str, float]] = (),
+                seed: int = 0) -> list[dict[str, float]]:
+        """``n`` random candidate assignments (dicts) not in ``exclude`` nor run so far."""
+        space = self.space
+        excluded = {space.from_dict(a) if isinstance(a, dict) else tuple(a)
+                    for a in exclude} | set(self._used)
+        free = [c for c in space.candidates if c not in excluded]
+        if n > len(free):
+            raise WorkbenchError(f"holdout of {n} asked but only {len(free)} assignments left")
+        rng = np.random.default_rng(seed)
+        picks = rng.choice(len(free), size=n, replace=False)
+        return [space.as_dict(free[int(i)]) for i in sorted(picks)]
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _run_or_skip(self, host: Host, request: RunRequest) -> RunOutcome:
+        if self.stopped_because:
+            now = time.time()
+            return RunOutcome(request, RunStatus.FAILED,
+                              reason=f"not run: {self.stopped_because}",
+                              started_at=now, ended_at=now)
+        return self._run_repeats(host, request)
+
+    def _run_repeats(self, host: Host, request: RunRequest) -> RunOutcome:
+        """``application.repeats`` runs (each with retries of transient failures); the
+        outcome is the repeat with the median T, charged the cost of all repeats."""
+        repeats: list[RunOutcome] = []
+        for _ in range(self.inventory.application.repeats):
+            outcome = self._run_retrying(host, request)
+            repeats.append(outcome)
+            if not outcome.ok:
+                break
+        outcome = median_repeat(repeats)
+        self._note_used(outcome)
+        self._budget.record(outcome)
+        return outcome
+
+    def _run_retrying(self, host: Host, request: RunRequest) -> RunOutcome:
+        for attempt in range(self.inventory.policies.retries + 1):
+            outcome, transient = run_attempt(self._pool, self.profiles, host, request, attempt)
+            if outcome.ok or not transient:
+                break
+            self._pool.reset(host)
+        return outcome
+
+    def _note_used(self, outcome: RunOutcome) -> None:
+        try:
+            used = self.space.from_dict(outcome.request.assignment)
+        except (WorkbenchError, KeyError, ValueError, TypeError):
+            return
+        with self._used_lock:
+            self._used.add(used)
+
+
+def open_runner(inventory_path: str | Path, **kwargs: Any) -> SSHRunner:
+    """An SSHRunner for an inventory file (for the CLI)."""
+    return SSHRunner(load_inventory(inventory_path), **kwargs)
