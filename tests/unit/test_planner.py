@@ -220,6 +220,7 @@ def test_unknown_names_raise_config_errors_naming_the_key():
         make_planner(SPACE, {"attribute_order": {"f_a": ["gpu"]}})
     with pytest.raises(ConfigError, match="test_size"):
         campaign({**PAPER, "error": "test_random", "test_size": 500})
-    with pytest.raises(ConfigError, match=r"cost_exponent: 3 is out of range .valid: >= 0 and <= 2"):
+    out_of_range = r"cost_exponent: 3 is out of range .valid: >= 0 and <= 2"
+    with pytest.raises(ConfigError, match=out_of_range):
         parse_design({"cost_exponent": 3})
     assert parse_design({"cost_exponent": 0}).cost_exponent == 0.0
