@@ -24,10 +24,11 @@ from pathlib import Path
 
 import yaml
 
-from nimo.campaign import Campaign, ProgressTable
+from nimo.campaign import Campaign
 from nimo.planner import make_planner
 from nimo.records import RunRequest
 from workbench.apps import APPS
+from workbench.cli.progress import ProgressTable
 from workbench.executor import open_runner
 from workbench.lab import Lab
 

@@ -10,18 +10,23 @@ answers as an uninterrupted one.
 
 from __future__ import annotations
 
+import argparse
 import csv
+import dataclasses
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nimo.errors import ConfigError, DataError
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample, occupancies
-from nimo.runner import SequentialRunMany
+from nimo.runner import RunnerBase
 from nimo.space import Assignment, Attribute, ResourceSpace
+from workbench.options import option
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
 # bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
@@ -84,63 +89,75 @@ def load_dataset(
 ) -> ReplayDataset:
     """Read and check a replay CSV; errors name the file, line and column."""
     p = str(path)
-    try:
-        fh = open(p, newline="")  # noqa: SIM115 - closed below
-    except OSError as e:
-        raise DataError(f"{p}: cannot read ({e.strerror})") from None
-    with fh:
-        try:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames
-            if not header:
-                raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} "
-                                "column)")
-            header = [h.strip() for h in header]
-            reader.fieldnames = header
-            rows = list(enumerate(reader, start=2))
-        except csv.Error as e:
-            raise DataError(f"{p}:{reader.line_num}: malformed CSV ({e})") from None
-    if time_column not in header:
-        raise DataError(f"{p}:1: no {time_column!r} column (the run time in seconds)",
-                        hint="columns: " + ", ".join(header))
-    for col, _ in where:
-        if col not in header:
-            raise DataError(f"{p}:1: --where column {col!r} not in the data",
-                            hint="columns: " + ", ".join(header))
-    reserved = {*RESERVED, *METADATA, time_column}
-    if attributes is None:
-        attributes = [h for h in header if h not in reserved and _numeric_column(rows, h)]
-    else:
-        for a in attributes:
-            if a not in header:
-                raise DataError(f"{p}:1: attribute {a!r} not in the data",
-                                hint="columns: " + ", ".join(header))
-            if a in reserved:
-                raise DataError(f"{p}:1: {a!r} is a reserved column, not an attribute")
-    if not attributes:
-        raise DataError(f"{p}: no numeric attribute columns found",
-                        hint="name them with --attributes")
+    header, rows = _read_csv(p, time_column)
+    names = _attribute_columns(p, header, rows, attributes, time_column, where)
     has_occ = all(c in header for c in OCCUPANCY_COLUMNS)
     derive = not has_occ and "U" in header and "D" in header
     kind = "occupancy" if has_occ or derive else "direct"
-
     runs: dict[Assignment, list[Sample]] = {}
     for line, row in rows:
         if any((row.get(c) or "").strip() != v for c, v in where):
             continue
         if None in row or any(row.get(h) is None for h in header):
             raise DataError(f"{p}:{line}: expected {len(header)} fields")
-        a = tuple(_float(p, line, c, row[c]) for c in attributes)
+        point = tuple(_float(p, line, c, row[c]) for c in names)
         T = _float(p, line, time_column, row[time_column])
         if T <= 0:
             raise DataError(f"{p}:{line}: {time_column} must be > 0 (got {T})")
-        sample = _sample(p, line, row, dict(zip(attributes, a, strict=True)), T, kind, derive)
-        runs.setdefault(a, []).append(sample)
+        assignment = dict(zip(names, point, strict=True))
+        runs.setdefault(point, []).append(_sample(p, line, row, assignment, T, kind, derive))
     if not runs:
         raise DataError(f"{p}: no data rows" + (" match the --where filters" if where else ""))
-    levels = {c: sorted({a[i] for a in runs}) for i, c in enumerate(attributes)}
-    space = ResourceSpace(tuple(infer_attribute(c, levels[c]) for c in attributes), tuple(runs))
+    levels = {c: sorted({a[i] for a in runs}) for i, c in enumerate(names)}
+    space = ResourceSpace(tuple(infer_attribute(c, levels[c]) for c in names), tuple(runs))
     return ReplayDataset(p, space, kind, {a: tuple(s) for a, s in runs.items()})
+
+
+Rows = list[tuple[int, dict[str, str]]]
+
+
+def _read_csv(p: str, time_column: str) -> tuple[list[str], Rows]:
+    """The stripped header and the (line number, row) pairs of CSV file ``p``."""
+    try:
+        fh = open(p, newline="")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise DataError(f"{p}: cannot read ({e.strerror})") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        try:
+            if not reader.fieldnames:
+                raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} "
+                                "column)")
+            header = [h.strip() for h in reader.fieldnames]
+            reader.fieldnames = header
+            rows = list(enumerate(reader, start=2))
+        except csv.Error as e:
+            raise DataError(f"{p}:{reader.line_num}: malformed CSV ({e})") from None
+    return header, rows
+
+
+def _attribute_columns(p: str, header: list[str], rows: Rows, attributes: Sequence[str] | None,
+                       time_column: str, where: Sequence[tuple[str, str]]) -> list[str]:
+    """The attribute columns: those named (checked), else every numeric non-reserved one."""
+    columns = "columns: " + ", ".join(header)
+    if time_column not in header:
+        raise DataError(f"{p}:1: no {time_column!r} column (the run time in seconds)",
+                        hint=columns)
+    for col, _ in where:
+        if col not in header:
+            raise DataError(f"{p}:1: --where column {col!r} not in the data", hint=columns)
+    reserved = {*RESERVED, *METADATA, time_column}
+    if attributes is None:
+        attributes = [h for h in header if h not in reserved and _numeric_column(rows, h)]
+    for a in attributes:
+        if a not in header:
+            raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
+        if a in reserved:
+            raise DataError(f"{p}:1: {a!r} is a reserved column, not an attribute")
+    if not attributes:
+        raise DataError(f"{p}: no numeric attribute columns found",
+                        hint="name them with --attributes")
+    return list(attributes)
 
 
 def _numeric_column(rows: Sequence[tuple[int, Mapping[str, str]]], column: str) -> bool:
@@ -163,8 +180,8 @@ def _sample(path: str, line: int, row: Mapping[str, str], assignment: dict[str, 
         return Sample(assignment=assignment, T=T, D=D, U=U, o_a=occ.o_a, o_n=occ.o_n,
                       o_d=occ.o_d, cost_s=T, meta={"line": line, "split": "none"})
     vals = {c: _float(path, line, c, row[c]) for c in OCCUPANCY_COLUMNS}
-    U = _float(path, line, "U", row["U"]) if row.get("U") not in (None, "") else None
-    return Sample(assignment=assignment, T=T, D=vals["D"], U=U, o_a=vals["o_a"],
+    measured_U = _float(path, line, "U", row["U"]) if row.get("U") not in (None, "") else None
+    return Sample(assignment=assignment, T=T, D=vals["D"], U=measured_U, o_a=vals["o_a"],
                   o_n=vals["o_n"], o_d=vals["o_d"], cost_s=T, meta={"line": line})
 
 
@@ -183,20 +200,109 @@ def external_test_set(dataset: ReplayDataset, count: int, seed: int) -> list[Ass
     return [dataset.assignments[int(i)] for i in sorted(picks)]
 
 
-class ReplayRunner(SequentialRunMany):
+def _where(text: str) -> tuple[str, str]:
+    col, sep, value = text.partition("=")
+    if not sep or not col:
+        raise argparse.ArgumentTypeError(f"expected COL=VALUE, got {text!r}")
+    return col.strip(), value.strip()
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """What a replay campaign is answered from: the CSV, how to read it, and the external
+    test set withheld from the planner. Declared once: the fields give ``nimo replay``'s and
+    ``nimo campaign submit``'s flags (``workbench.options``) and the campaign's stored
+    dataset spec (``to_spec``/``from_spec``)."""
+
+    path: str
+    attributes: tuple[str, ...] | None = option(
+        None, "--attributes", "comma-separated attribute columns (default: every numeric "
+        "non-reserved column)")
+    time_column: str = option("T", "--time-column", "run-time column (default T)")
+    where: tuple[tuple[str, str], ...] = option(
+        (), "--where", "keep only rows with COL equal to VALUE (repeatable)",
+        metavar="COL=VALUE", parse=_where, repeat=True)
+    external_test: int = option(
+        30, "--external-test", "assignments withheld for reporting accuracy (default 30)",
+        metavar="N", parse=int)
+    seed: int = option(0, "--seed", parse=int)
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)
+        set_("path", str(self.path))
+        set_("attributes", _attribute_list(self.attributes))
+        set_("where", tuple((str(c), str(v)) for c, v in self.where))
+        set_("external_test", int(self.external_test))
+        set_("seed", int(self.seed))
+
+    def to_spec(self) -> dict[str, Any]:
+        """The stored dataset spec (JSON): the arguments that rebuild the same runner."""
+        return {
+            "path": str(Path(self.path).resolve()),
+            "attributes": None if self.attributes is None else list(self.attributes),
+            "time_column": self.time_column,
+            "where": [list(p) for p in self.where],
+            "external_test": self.external_test,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> ReplayOptions:
+        return cls(**spec)
+
+
+def _attribute_list(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """Attribute names from a comma-separated flag value or a list; None for every column."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        names = tuple(a.strip() for a in value.split(",") if a.strip())
+        if not names:
+            raise ConfigError("--attributes: empty list")
+        return names
+    return tuple(str(a) for a in value)
+
+
+class ReplayRunner(RunnerBase):
     """Runner over recorded measurements, minus the withheld external test set."""
 
-    def __init__(self, dataset: ReplayDataset, exclude: Sequence[Assignment] = (),
-                 seed: int = 0) -> None:
+    def __init__(self, dataset: ReplayDataset, options: ReplayOptions) -> None:
         self.dataset = dataset
-        self.seed = seed
-        excluded = set(exclude)
-        keep = [a for a in dataset.assignments if a not in excluded]
-        self._space = dataset.space.restricted(keep)
+        self.options = options
+        held = external_test_set(dataset, options.external_test, options.seed)
+        self.external = [(dataset.space.as_dict(a), dataset.mean_T(a)) for a in held]
+        excluded = set(held)
+        self._space = dataset.space.restricted(
+            [a for a in dataset.assignments if a not in excluded])
+
+    @classmethod
+    def open(cls, options: ReplayOptions) -> ReplayRunner:
+        """Load the CSV ``options`` name and withhold its external test set."""
+        dataset = load_dataset(options.path, options.attributes, options.time_column,
+                               options.where)
+        return cls(dataset, options)
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> ReplayRunner:
+        """Rebuild the runner a campaign was launched with (its ``spec()``)."""
+        return cls.open(ReplayOptions.from_spec(spec))
+
+    @property
+    def kind(self) -> str:
+        return self.dataset.kind
 
     @property
     def space(self) -> ResourceSpace:
         return self._space
+
+    @property
+    def all_samples_s(self) -> float:
+        return self.dataset.all_samples_s()
+
+    def spec(self) -> dict[str, Any]:
+        """The options, with the attribute columns as read (rebuilds the identical runner)."""
+        names = tuple(self.dataset.space.names)
+        return dataclasses.replace(self.options, attributes=names).to_spec()
 
     def run(self, request: RunRequest) -> RunOutcome:
         a = self._space.from_dict(request.assignment)
@@ -204,47 +310,14 @@ class ReplayRunner(SequentialRunMany):
         if not recorded:
             return RunOutcome(request, RunStatus.FAILED,
                               reason=f"no recorded measurement for {dict(request.assignment)}")
-        rng = np.random.default_rng([self.seed, request.run])
+        rng = np.random.default_rng([self.options.seed, request.run])
         pick = recorded[int(rng.integers(len(recorded)))]
         return RunOutcome(request, RunStatus.DONE, sample=pick, host="replay")
 
-    @property
-    def all_samples_s(self) -> float:
-        return self.dataset.all_samples_s()
 
-    @property
-    def kind(self) -> str:
-        return self.dataset.kind
-
-    @classmethod
-    def from_spec(cls, spec: Mapping[str, object]) -> ReplayRunner:
-        """Rebuild the runner a campaign was launched with (see :func:`open_replay`)."""
-        runner, _ = open_replay(**spec)  # type: ignore[arg-type]
-        return runner
-
-
-def open_replay(
-    path: str,
-    attributes: Sequence[str] | None = None,
-    time_column: str = "T",
-    where: Sequence[Sequence[str]] = (),
-    external_test: int = 30,
-    seed: int = 0,
-) -> tuple[ReplayRunner, list[tuple[dict[str, float], float]]]:
-    """Load ``path``, withhold the external test set, and return (runner, external) where
-    external is [(assignment, mean measured T)]. The arguments form the campaign's stored
-    dataset spec, so a resumed campaign rebuilds the identical runner."""
-    pairs = [(str(c), str(v)) for c, v in where]
-    dataset = load_dataset(path, attributes, time_column, pairs)
-    held = external_test_set(dataset, int(external_test), int(seed))
-    runner = ReplayRunner(dataset, exclude=held, seed=int(seed))
-    runner.spec = {  # type: ignore[attr-defined]
-        "path": str(Path(path).resolve()),
-        "attributes": list(dataset.space.names),
-        "time_column": time_column,
-        "where": [list(p) for p in pairs],
-        "external_test": int(external_test),
-        "seed": int(seed),
-    }
-    external = [(dataset.space.as_dict(a), dataset.mean_T(a)) for a in held]
-    return runner, external
+def open_replay(*args: Any, **kwargs: Any) -> tuple[ReplayRunner, list[tuple[dict[str, float],
+                                                                           float]]]:
+    """``ReplayRunner.open(ReplayOptions(*args, **kwargs))`` and its external test set as
+    [(assignment, mean measured T)]."""
+    runner = ReplayRunner.open(ReplayOptions(*args, **kwargs))
+    return runner, runner.external

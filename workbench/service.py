@@ -26,14 +26,14 @@ from typing import Any
 
 from nimo.campaign import RetryingRunner
 from nimo.errors import NimoError
+from nimo.records import CampaignInfo, CampaignStatus
 from nimo.runner import Runner
-from nimo.store import CampaignInfo, default_url, normalise_url, open_store
-from nimo.store.types import IN_PROGRESS
+from nimo.store import default_url, normalise_url, open_store
 from workbench.processes import pid_alive
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
-ACTIVE = ("starting", *IN_PROGRESS)
+ACTIVE = tuple(s for s in CampaignStatus if s.active)
 _SERVICE: Service | None = None
 
 
@@ -113,7 +113,8 @@ class Service:
 
     def idle(self) -> bool:
         """No campaign queued, starting or running."""
-        return not any(c.status in ("queued", *ACTIVE) for c in self._submitted())
+        return not any(c.status is CampaignStatus.QUEUED or c.status.active
+                       for c in self._submitted())
 
     def _submitted(self) -> list[CampaignInfo]:
         return [c for c in self.store.campaigns() if c.spec.get("submitted")]
@@ -123,23 +124,24 @@ class Service:
         """Requeue campaigns a dead service left starting/running; free its leases."""
         leases = self.store.leases()
         for info in self._submitted():
-            if info.status not in ACTIVE:
+            if not info.status.active:
                 continue
             owners = {lease.owner for lease in leases if lease.campaign == info.name}
             if any(_owner_alive(o) for o in owners):
                 continue
             self.store.release_hosts(info.name)
-            if self.store.set_status(info.name, "queued", expect=ACTIVE):
+            if self.store.set_status(info.name, CampaignStatus.QUEUED, expect=ACTIVE):
                 log.info("requeued %s (left %s by a stopped service)", info.name, info.status)
 
     def dispatch(self) -> None:
         """Start every queued campaign whose hosts can all be leased now."""
         with self._lock:
-            for info in self.store.campaigns(status="queued"):
+            for info in self.store.campaigns(status=CampaignStatus.QUEUED):
                 hosts = list(info.spec.get("hosts") or ())
                 if not self.store.acquire_hosts(info.name, hosts, self.owner):
                     continue
-                if not self.store.set_status(info.name, "starting", expect=["queued"]):
+                if not self.store.set_status(info.name, CampaignStatus.STARTING,
+                                             expect=[CampaignStatus.QUEUED]):
                     self.store.release_hosts(info.name, self.owner)
                     continue
                 log.info("starting %s on %s", info.name, ", ".join(hosts) or "no hosts")
@@ -148,13 +150,14 @@ class Service:
                                        replace_existing=True)
 
     def run_campaign(self, name: str) -> None:
-        from workbench.campaigns import open_runner_for, resume
+        from workbench.campaigns import resume
+        from workbench.runners import open_runner_for
 
         info = self.store.campaign(name)
         held = {lease.host for lease in self.store.leases()
                 if lease.campaign == name and lease.owner == self.owner}
         if set(info.spec.get("hosts") or ()) - held or not self.store.set_status(
-                name, "running", expect=["starting"]):
+                name, CampaignStatus.RUNNING, expect=[CampaignStatus.STARTING]):
             return  # a job a previous instance left: dispatch leases and starts it anew
         base = self.runner_factory or open_runner_for
 
@@ -181,10 +184,10 @@ class Service:
         self.store.update_spec(name, service_attempts=attempts)
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         if attempts < self.campaign_attempts:
-            self.store.set_status(name, "queued", stopped_because=reason)
+            self.store.set_status(name, CampaignStatus.QUEUED, stopped_because=reason)
             log.warning("%s failed (%s); queued again (attempt %d)", name, reason, attempts + 1)
         else:
-            self.store.set_status(name, "failed", stopped_because=reason)
+            self.store.set_status(name, CampaignStatus.FAILED, stopped_because=reason)
             log.error("%s failed: %s", name, reason)
         if not isinstance(error, NimoError):
             log.debug("traceback", exc_info=error)
@@ -196,9 +199,9 @@ class Service:
         with self._lock:
             runners = dict(self._runners)
         for name, runner in runners.items():
-            cache = getattr(runner, "profiles", None)
+            cache = runner.profiles
             if cache is not None:
-                runner.profiles = type(cache)()  # type: ignore[attr-defined]
+                runner.profiles = type(cache)()
                 log.info("%s: resource profiles will be re-measured", name)
 
 

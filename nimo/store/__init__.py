@@ -1,11 +1,16 @@
 """Campaign store: campaigns, runs with their lifecycle, samples, convergence log, model
-versions and host leases. SQLite by default (``sqlite:///./nimo.db``), PostgreSQL by URL.
+versions and host leases. SQLite by default (``sqlite:///./nimo.db``) or PostgreSQL by URL
+(``SqlStore``); ``MemoryStore`` keeps one in memory for tests and dry runs.
 
-Callers get frozen dataclasses (``nimo.store.types``), never rows.
+Callers get frozen records (``nimo.records``, ``nimo.store.types``), never rows.
 """
 
-from nimo.store.sql import DEFAULT_URL, SqlStore, default_url, mask_url, normalise_url
-from nimo.store.types import CampaignInfo, Lease, ModelVersion, StoredRun
+from nimo.records import CampaignInfo, StoredRun
+from nimo.store.base import Store
+from nimo.store.memory import MemoryStore
+from nimo.store.sql import SqlStore
+from nimo.store.types import Lease, ModelVersion
+from nimo.store.urls import DEFAULT_URL, default_url, mask_url, normalise_url
 
 
 def open_store(url: str | None = None) -> SqlStore:
@@ -17,8 +22,10 @@ __all__ = [
     "DEFAULT_URL",
     "CampaignInfo",
     "Lease",
+    "MemoryStore",
     "ModelVersion",
     "SqlStore",
+    "Store",
     "StoredRun",
     "default_url",
     "mask_url",

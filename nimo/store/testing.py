@@ -1,5 +1,6 @@
-"""``StoreContract``: the behaviour every store URL must show (run against SQLite and
-PostgreSQL by ``tests/unit/test_store_contract.py`` and ``tests/integration/test_store_*.py``).
+"""``StoreContract``: the behaviour every ``Store`` must show (run against ``MemoryStore``
+and SQLite by ``tests/unit/test_store_contract.py``, and against a SQLite file and PostgreSQL
+by ``tests/integration/test_store_*.py``).
 
 Each ``check_*`` method takes a fresh store and a unique campaign-name prefix and raises
 ``AssertionError`` on a violation.
@@ -12,7 +13,7 @@ from collections.abc import Callable
 
 from nimo.errors import StoreError
 from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
-from nimo.store.sql import SqlStore
+from nimo.store.base import Store
 
 DESIGN = {"strategy": "nimo", "stop": {"error_pct": 10.0}}
 
@@ -42,12 +43,12 @@ class StoreContract:
     """Checks shared by every backend."""
 
     checks = (
-        "campaign_roundtrip", "unknown_campaign", "duplicate_name", "run_lifecycle",
-        "no_duplicate_samples", "interrupted_runs", "iterations_upsert", "model_versions",
-        "leases_atomic",
+        "campaign_roundtrip", "unknown_campaign", "duplicate_name", "campaign_lifecycle",
+        "run_lifecycle", "no_duplicate_samples", "interrupted_runs", "reopened_runs",
+        "iterations_upsert", "model_versions", "leases_atomic",
     )
 
-    def run_all(self, make_store: Callable[[], SqlStore], prefix: str) -> None:
+    def run_all(self, make_store: Callable[[], Store], prefix: str) -> None:
         for check in self.checks:
             store = make_store()
             try:
@@ -55,7 +56,7 @@ class StoreContract:
             finally:
                 store.close()
 
-    def check_campaign_roundtrip(self, store: SqlStore, name: str) -> None:
+    def check_campaign_roundtrip(self, store: Store, name: str) -> None:
         info = store.create_campaign(name, "replay", design=DESIGN, spec={"csv": "x.csv"}, seed=7)
         assert (info.name, info.kind, info.status, info.seed) == (name, "replay", "created", 7)
         got = store.campaign(name)
@@ -67,30 +68,40 @@ class StoreContract:
         assert store.update_spec(name, hosts=["a", "b"]).spec["hosts"] == ["a", "b"]
         _raises(lambda: store.create_campaign(name, "bogus", design={}), "unknown campaign kind")
 
-    def check_unknown_campaign(self, store: SqlStore, name: str) -> None:
+    def check_unknown_campaign(self, store: Store, name: str) -> None:
         _raises(lambda: store.campaign(name + "-missing"), "no campaign named", "-missing")
         _raises(lambda: store.runs(name + "-missing"), "no campaign named")
 
-    def check_duplicate_name(self, store: SqlStore, name: str) -> None:
+    def check_duplicate_name(self, store: Store, name: str) -> None:
         store.create_campaign(name, "live", design=DESIGN)
         _raises(lambda: store.create_campaign(name, "live", design=DESIGN), "already exists")
 
-    def check_run_lifecycle(self, store: SqlStore, name: str) -> None:
+    def check_campaign_lifecycle(self, store: Store, name: str) -> None:
+        store.create_campaign(name, "replay", design=DESIGN)
+        _raises(lambda: store.set_status(name, "done"), "is created", "cannot become done")
+        for status in ("running", "done", "holdout", "done", "running", "interrupted"):
+            assert store.set_status(name, status, stopped_because=f"now {status}")
+        info = store.campaign(name)
+        assert (info.status, info.stopped_because) == ("interrupted", "now interrupted")
+        _raises(lambda: store.set_status(name, "starting"), "cannot become starting")
+        assert store.set_status(name, "queued") and store.set_status(name, "starting")
+        assert store.campaign(name).status == "starting"
+
+    def check_run_lifecycle(self, store: Store, name: str) -> None:
         store.create_campaign(name, "live", design=DESIGN)
         o = _outcome(1, 50.0)
         store.queue_runs(name, [o.request])
         assert store.runs(name)[0].status is RunStatus.QUEUED
-        for status in (RunStatus.SETTING_UP, RunStatus.RUNNING, RunStatus.COLLECTING):
-            store.mark_run(name, 1, status, host="h1")
-            assert store.runs(name)[0].status is status
-        _raises(lambda: store.mark_run(name, 1, RunStatus.SETTING_UP), "cannot go back")
+        _raises(lambda: store.record_outcome(name, RunOutcome(o.request, RunStatus.QUEUED)),
+                "not finished")
         store.record_outcome(name, o)
         run = store.runs(name)[0]
         assert run.status is RunStatus.DONE and run.host == "h1" and run.started_at == 101.0
+        assert run.purpose == "train" and run.attempts == 1
         assert run.sample is not None and run.sample.meta == {"sar": {"cpu_util": [0.5, 0.6]}}
         assert run.sample.T == 50.0 and run.sample.o_a == 2.5 and run.sample.cost_s == 51.0
-        _raises(lambda: store.mark_run(name, 1, RunStatus.RUNNING), "already done")
-        _raises(lambda: store.mark_run(name, 99, RunStatus.RUNNING), "no run 99")
+        _raises(lambda: store.record_outcome(name, _outcome(1, 0.0, ok=False)),
+                "run 1 is already done", "cannot become failed")
         bad = _outcome(2, 0.0, ok=False)
         store.record_outcome(name, bad)
         failed = store.runs(name)[1]
@@ -98,7 +109,7 @@ class StoreContract:
         assert failed.sample is None
         assert sorted(store.outcomes(name)) == [1, 2]
 
-    def check_no_duplicate_samples(self, store: SqlStore, name: str) -> None:
+    def check_no_duplicate_samples(self, store: Store, name: str) -> None:
         store.create_campaign(name, "replay", design=DESIGN)
         store.record_outcome(name, _outcome(1, 10.0))
         _raises(lambda: store.record_outcome(name, _outcome(1, 11.0)), "already done")
@@ -106,13 +117,13 @@ class StoreContract:
         store.queue_runs(name, [_outcome(1, 10.0).request])  # a finished run stays finished
         assert store.runs(name)[0].status is RunStatus.DONE
 
-    def check_interrupted_runs(self, store: SqlStore, name: str) -> None:
+    def check_interrupted_runs(self, store: Store, name: str) -> None:
         store.create_campaign(name, "live", design=DESIGN)
         store.record_outcome(name, _outcome(1, 10.0))
         store.queue_runs(name, [_outcome(2, 0).request, _outcome(3, 0).request])
-        store.mark_run(name, 2, RunStatus.RUNNING)
         hit = store.interrupt_in_flight(name)
         assert [r.run for r in hit] == [2, 3] and all(r.interrupted for r in hit)
+        assert [(r.status, r.reason) for r in hit] == [(RunStatus.INTERRUPTED, "interrupted")] * 2
         assert sorted(store.outcomes(name)) == [1]  # interrupted runs are run again
         store.queue_runs(name, [_outcome(2, 0).request])
         again = store.runs(name)[1]
@@ -121,7 +132,22 @@ class StoreContract:
         store.record_outcome(name, _outcome(3, 30.0))  # straight from interrupted to done
         assert [(r, s.T) for r, s in store.samples(name)] == [(1, 10.0), (2, 20.0), (3, 30.0)]
 
-    def check_iterations_upsert(self, store: SqlStore, name: str) -> None:
+    def check_reopened_runs(self, store: Store, name: str) -> None:
+        store.create_campaign(name, "live", design=DESIGN)
+        store.record_outcome(name, _outcome(1, 10.0))
+        store.record_outcome(name, _outcome(2, 0.0, ok=False))
+        store.reopen_runs(name, [1, 2])  # a done run stays done
+        done, reopened = store.runs(name)
+        assert done.status is RunStatus.DONE
+        assert reopened.status is RunStatus.INTERRUPTED
+        assert reopened.reason == "interrupted (ssh lost)"
+        assert sorted(store.outcomes(name)) == [1]
+        store.queue_runs(name, [_outcome(2, 0).request])
+        assert store.runs(name)[1].attempts == 2
+        store.record_outcome(name, _outcome(2, 20.0))
+        assert [(r, s.T) for r, s in store.samples(name)] == [(1, 10.0), (2, 20.0)]
+
+    def check_iterations_upsert(self, store: Store, name: str) -> None:
         store.create_campaign(name, "replay", design=DESIGN)
         rec = IterationRecord(run=1, assignment={"cpu": 1.0}, purpose="train", predictor="f_a",
                               attributes={"f_a": ("cpu",)}, acquisition_s=60.0,
@@ -131,7 +157,7 @@ class StoreContract:
         got = store.iterations(name)
         assert len(got) == 1 and got[0] == rec
 
-    def check_model_versions(self, store: SqlStore, name: str) -> None:
+    def check_model_versions(self, store: Store, name: str) -> None:
         store.create_campaign(name, "replay", design=DESIGN)
         _raises(lambda: store.model(name), "no model yet")
         assert store.save_model(name, 3, {"format": "m", "k": [1.0]}) == 1
@@ -141,7 +167,7 @@ class StoreContract:
         assert store.model(name, 1).run == 3
         _raises(lambda: store.model(name, 9), "no model version 9")
 
-    def check_leases_atomic(self, store: SqlStore, name: str) -> None:
+    def check_leases_atomic(self, store: Store, name: str) -> None:
         a, b = f"{name}-a", f"{name}-b"
         h = [f"{name}-h{i}" for i in range(3)]
         assert store.acquire_hosts(a, h[:2], owner="svc")

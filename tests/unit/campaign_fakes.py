@@ -11,7 +11,7 @@ import numpy as np
 from nimo.errors import ModelError
 from nimo.planner.base import Planner
 from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
-from nimo.runner import SequentialRunMany
+from nimo.runner import RunnerBase
 from nimo.space import Attribute, ResourceSpace
 
 SPACE = ResourceSpace((Attribute("cpu", (1.0, 2.0, 3.0, 4.0)), Attribute("lat", (0.0, 5.0, 10.0))))
@@ -21,7 +21,7 @@ def true_T(a) -> float:
     return 100.0 / a["cpu"] + 3.0 * a["lat"]
 
 
-class FakeRunner(SequentialRunMany):
+class FakeRunner(RunnerBase):
     """T from a formula; runs listed in ``fail`` fail; counts what it really ran."""
 
     def __init__(self, fail: Sequence[int] = (), crash_at: int | None = None) -> None:
@@ -32,6 +32,9 @@ class FakeRunner(SequentialRunMany):
     @property
     def space(self) -> ResourceSpace:
         return SPACE
+
+    def spec(self) -> dict:
+        return {"fail": sorted(self.fail), "crash_at": self.crash_at}
 
     def run(self, request: RunRequest) -> RunOutcome:
         if request.run == self.crash_at:
@@ -111,7 +114,6 @@ class FakePlanner(Planner):
 EXTERNAL = [(SPACE.as_dict(c), true_T(SPACE.as_dict(c))) for c in SPACE.candidates[::3]]
 
 
-
 class HostRunner(FakeRunner):
     """A FakeRunner that occupies named hosts while it runs and records any host found busy
     with another campaign (``HostBoard.clashes``). ``flaky`` runs fail on their first try."""
@@ -120,10 +122,14 @@ class HostRunner(FakeRunner):
                  delay_s: float = 0.01, flaky: Sequence[int] = ()) -> None:
         super().__init__()
         self.campaign = campaign
-        self.hosts = list(hosts)
+        self.host_names = tuple(hosts)
         self.board = board
         self.delay_s = delay_s
         self.flaky = set(flaky)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return self.host_names
 
     def run(self, request: RunRequest) -> RunOutcome:
         self.board.enter(self.campaign, self.hosts)

@@ -11,7 +11,6 @@ from campaign_fakes import EXTERNAL, FakePlanner, FakeRunner, LineModel, true_T
 from nimo.campaign import (
     Campaign,
     Observer,
-    ProgressTable,
     ResumingRunner,
     RetryingRunner,
     StoreRecorder,
@@ -20,6 +19,7 @@ from nimo.campaign import (
 from nimo.errors import StoreError
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
+from workbench.cli.progress import ProgressTable
 
 
 class Spy(Observer):
@@ -138,8 +138,8 @@ def test_a_broken_workbench_stops_the_campaign() -> None:
 
 
 def test_progress_lines_stay_aligned_and_show_runs_in_flight_on_a_terminal():
-    from nimo.campaign import format_record
     from nimo.records import IterationRecord
+    from workbench.cli.progress import format_record
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

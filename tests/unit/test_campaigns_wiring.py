@@ -8,6 +8,7 @@ import socket
 import pytest
 from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
 
+import nimo.campaign.lifecycle as lifecycle
 import workbench.campaigns as campaigns
 from nimo.campaign import Campaign, StoreRecorder
 from nimo.errors import StoreError
@@ -17,7 +18,7 @@ from nimo.store import open_store
 
 @pytest.fixture(autouse=True)
 def fake_planner(monkeypatch):
-    monkeypatch.setattr(campaigns, "build_planner",
+    monkeypatch.setattr(lifecycle, "build_planner",
                         lambda space, design, seed, *kind: FakePlanner(seed, budget=6))
 
 
@@ -34,7 +35,7 @@ def test_holdout_runs_unused_assignments_and_reports_them(tmp_path) -> None:
         info = store.create_campaign("h", "live", design={}, seed=9,
                                      spec={"inventory": "x.yaml", "holdout": 4})
         runner = OverheadRunner()
-        result = campaigns.execute(store, info, runner, progress=False)
+        result = lifecycle.execute(store, info, runner)
         runs = store.runs("h")
     final = result.to_dict()["final"]
     learned = [r for r in runs if r.purpose != "holdout"]
@@ -87,7 +88,7 @@ def test_a_campaign_stopped_by_a_broken_workbench_resumes_once_fixed(tmp_path) -
     url = f"sqlite:///{tmp_path}/b.db"
     with open_store(url) as store:
         info = store.create_campaign("b", "replay", design={}, seed=3, spec={})
-        broken = campaigns.execute(store, info, FakeRunner(fail=range(3, 100)), progress=False)
+        broken = lifecycle.execute(store, info, FakeRunner(fail=range(3, 100)))
         assert broken.stopped_because.startswith("10 failed runs in a row")
         assert store.campaign("b").status == "failed"
         assert sorted(store.outcomes("b")) == [1, 2]  # the failed streak is open again

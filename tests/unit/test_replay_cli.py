@@ -114,7 +114,7 @@ def test_repeated_measurements_are_replayed_deterministically():
     assert len(external) == 10
     held = {tuple(a.values()) for a, _ in external}
     assert not held & set(runner.space.candidates)
-    again = ReplayRunner.from_spec(runner.spec)
+    again = ReplayRunner.from_spec(runner.spec())
     assert again.space.candidates == runner.space.candidates
     from nimo.records import RunRequest
     a = runner.space.as_dict(runner.space.candidates[3])

@@ -11,7 +11,7 @@ from nimo.campaign import Campaign
 from nimo.errors import ConfigError, ModelError
 from nimo.planner import make_planner
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
-from nimo.runner import SequentialRunMany
+from nimo.runner import RunnerBase
 from nimo.scheduling import StagingModel, choose_plan, load_model, plan_cost, predict_time
 from nimo.space import Attribute, ResourceSpace
 
@@ -45,13 +45,17 @@ CPU_HEAVY = App(compute=4000.0, stall_per_ms=0.002, data_mb=100.0)
 IO_HEAVY = App(compute=200.0, stall_per_ms=0.05, data_mb=2000.0)
 
 
-class AppRunner(SequentialRunMany):
+class AppRunner(RunnerBase):
     def __init__(self, app: App) -> None:
         self.app = app
 
     @property
     def space(self) -> ResourceSpace:
         return SPACE
+
+    def spec(self) -> dict:
+        return {"compute": self.app.compute, "stall_per_ms": self.app.stall_per_ms,
+                "data_mb": self.app.data_mb}
 
     def run(self, request: RunRequest) -> RunOutcome:
         a = dict(request.assignment)

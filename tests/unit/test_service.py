@@ -7,7 +7,7 @@ import time
 import pytest
 from campaign_fakes import FakePlanner, FakeRunner, HostBoard, HostRunner
 
-import workbench.campaigns as campaigns
+import nimo.campaign.lifecycle as lifecycle
 from nimo.campaign import Campaign, StoreRecorder
 from nimo.records import RunStatus
 from nimo.store import open_store
@@ -16,7 +16,7 @@ from workbench.service import Service
 
 @pytest.fixture(autouse=True)
 def fake_planner(monkeypatch):
-    monkeypatch.setattr(campaigns, "build_planner",
+    monkeypatch.setattr(lifecycle, "build_planner",
                         lambda space, design, seed, *kind: FakePlanner(seed, budget=8))
 
 

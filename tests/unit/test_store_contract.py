@@ -1,12 +1,22 @@
-"""The store contract on a SQLite file (the PostgreSQL run is in tests/integration)."""
+"""The store contract on the in-memory store and a SQLite file (the PostgreSQL run is in
+tests/integration)."""
 
 from __future__ import annotations
 
 import pytest
 
 from nimo.errors import StoreError
-from nimo.store import normalise_url, open_store
+from nimo.store import MemoryStore, normalise_url, open_store
 from nimo.store.testing import StoreContract
+
+
+@pytest.mark.parametrize("check", StoreContract.checks)
+def test_memory_contract(check: str) -> None:
+    store = MemoryStore()
+    try:
+        getattr(StoreContract(), f"check_{check}")(store, f"m-{check}")
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("check", StoreContract.checks)

@@ -9,9 +9,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from nimo.campaign import format_duration, format_record
 from nimo.errors import ConfigError
+from nimo.records import CampaignKind, CampaignStatus, RunPurpose, RunStatus
 from nimo.store import default_url, open_store
+from workbench.cli.progress import format_duration, format_pct, format_record
+from workbench.options import add_flags, from_args
+from workbench.replay import ReplayOptions
 
 
 def register(subparsers: Any) -> None:
@@ -59,12 +62,7 @@ def register(subparsers: Any) -> None:
     src = sb.add_mutually_exclusive_group(required=True)
     src.add_argument("--inventory", metavar="INVENTORY.yaml", help="a live campaign")
     src.add_argument("--replay", metavar="DATA.csv", help="a replay campaign")
-    sb.add_argument("--attributes", metavar="A,B", help="replay: attribute columns")
-    sb.add_argument("--time-column", default="T", help="replay: run-time column (default T)")
-    sb.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
-                    help="replay: keep only rows with COL equal to VALUE (repeatable)")
-    sb.add_argument("--external-test", type=int, default=30, metavar="N",
-                    help="replay: assignments withheld for reporting accuracy (default 30)")
+    add_flags(sb, ReplayOptions, help_prefix="replay: ", skip=("seed",))
     sb.add_argument("--hosts", default="", metavar="H1,H2",
                     help="hosts the campaign needs (live: default all of the inventory)")
     sb.add_argument("--holdout", type=int, default=0, metavar="N")
@@ -92,7 +90,7 @@ def _design_options(p: argparse.ArgumentParser) -> None:
 
 def load_design(ref: str | None) -> dict[str, Any]:
     """A design file or preset name as the stored mapping (``workbench.designs``)."""
-    from workbench.campaigns import design_to_dict
+    from nimo.campaign import design_to_dict
     from workbench.designs import load_design as load
 
     return design_to_dict(load(ref))
@@ -144,7 +142,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         iterations = store.iterations(args.name)
         models = store.models(args.name)
         leases = [lease.host for lease in store.leases() if lease.campaign == args.name]
-    counts = Counter(r.status.value for r in runs)
+    counts = Counter(r.status.stored for r in runs)
     print(f"campaign  {info.name} ({info.kind}, seed {info.seed})")
     print(f"status    {info.status}" + (f" - {info.stopped_because}" if info.stopped_because
                                         else ""))
@@ -153,12 +151,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     if iterations:
         last = iterations[-1]
         print(f"learning  {format_duration(last.acquisition_s)} after run {last.run}")
-        print(f"errors    internal {_pct(last.internal_error_pct)}, "
-              f"external {_pct(last.external_mape_pct)}")
+        print(f"errors    internal {format_pct(last.internal_error_pct)}, "
+              f"external {format_pct(last.external_mape_pct)}")
     print(f"models    {len(models)} version(s)")
-    holdout = [r for r in runs if r.purpose == "holdout"]
+    holdout = [r for r in runs if r.purpose is RunPurpose.HOLDOUT]
     if holdout or info.spec.get("holdout"):
-        done = sum(r.status.value == "done" for r in holdout)
+        done = sum(r.status is RunStatus.DONE for r in holdout)
         line = f"holdout   {done}/{info.spec.get('holdout') or len(holdout)} runs done"
         res = info.spec.get("holdout_result") or {}
         if res.get("holdout_mape_pct") is not None:
@@ -168,10 +166,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         if res.get("overhead_s_per_run") is not None:
             line += f", overhead {res['overhead_s_per_run']:.2f}s/run"
         print(line)
-    in_flight = [r.run for r in runs if not r.status.finished]
+    in_flight = [r.run for r in runs if r.status is RunStatus.QUEUED]
     if in_flight:
         print(f"in flight {', '.join(map(str, in_flight))}")
-    failed = [r for r in runs if r.status.value == "failed"]
+    failed = [r for r in runs if r.status.stored == RunStatus.FAILED]
     for r in failed[-5:]:
         print(f"failed    run {r.run}: {r.reason}")
     if info.spec.get("hosts"):
@@ -211,10 +209,6 @@ def cmd_samples(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1f}%"
-
-
 def cmd_log(args: argparse.Namespace) -> int:
     with open_store(args.store) as store:
         iterations = store.iterations(args.name)
@@ -246,35 +240,25 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from workbench.runners import runner_entry
+
     hosts = [h for h in args.hosts.split(",") if h]
     design = load_design(args.design)
     if args.inventory:
-        kind = "live"
-        spec: dict[str, Any] = {"inventory": str(Path(args.inventory).resolve()),
-                                "holdout": args.holdout, "hosts": hosts or _inventory_hosts(
-                                    args.inventory)}
+        kind = CampaignKind.LIVE
+        runner_spec = {"inventory": str(Path(args.inventory).resolve())}
+        extra: dict[str, Any] = {"holdout": args.holdout,
+                                 "hosts": hosts or _inventory_hosts(args.inventory)}
     else:
-        kind = "replay"
-        where = []
-        for item in args.where:
-            col, sep, value = item.partition("=")
-            if not sep or not col:
-                raise ConfigError(f"--where {item!r}: expected COL=VALUE")
-            where.append([col.strip(), value.strip()])
-        attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] \
-            if args.attributes else None
-        dataset: dict[str, Any] = {
-            "path": str(Path(args.replay).resolve()), "attributes": attributes,
-            "time_column": args.time_column, "where": where,
-            "external_test": args.external_test, "seed": args.seed,
-        }
+        kind = CampaignKind.REPLAY
+        runner_spec = from_args(ReplayOptions, args, path=args.replay).to_spec()
         if not Path(args.replay).is_file():
             raise ConfigError(f"no such file: {args.replay}")
-        spec = {"dataset": dataset, "hosts": hosts, "holdout": args.holdout}
-    spec["submitted"] = True
+        extra = {"hosts": hosts, "holdout": args.holdout}
+    spec = {**runner_entry(kind).stored_spec(runner_spec), **extra, "submitted": True}
     with open_store(args.store) as store:
         store.create_campaign(args.name, kind, design=design, spec=spec, seed=args.seed,
-                              status="queued")
+                              status=CampaignStatus.QUEUED)
         print(f"queued {args.name} ({kind}) in {store.url}"
               + (f" for hosts {', '.join(spec['hosts'])}" if spec["hosts"] else ""))
     return 0

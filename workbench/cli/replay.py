@@ -5,15 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nimo.errors import ConfigError
 from workbench.designs import load_design
-
-
-def _where(text: str) -> tuple[str, str]:
-    col, sep, value = text.partition("=")
-    if not sep or not col:
-        raise argparse.ArgumentTypeError(f"expected COL=VALUE, got {text!r}")
-    return col.strip(), value.strip()
+from workbench.options import add_flags, from_args
+from workbench.replay import ReplayOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,14 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("data", metavar="DATA.csv")
     p.add_argument("--design", help="design YAML file or preset name (default: recommended)")
-    p.add_argument("--attributes", help="comma-separated attribute columns (default: every "
-                   "numeric non-reserved column)")
-    p.add_argument("--time-column", default="T", help="run-time column (default T)")
-    p.add_argument("--where", action="append", type=_where, default=[], metavar="COL=VALUE",
-                   help="keep only rows with COL equal to VALUE (repeatable)")
-    p.add_argument("--external-test", type=int, default=30, metavar="N",
-                   help="assignments withheld for reporting accuracy (default 30)")
-    p.add_argument("--seed", type=int, default=0)
+    add_flags(p, ReplayOptions)
     p.add_argument("--json", metavar="OUT.json", help="write the campaign as JSON")
     p.add_argument("--store", metavar="URL", help="campaign store (default sqlite:///nimo.db "
                    "when --name is given; nothing stored without --store or --name)")
@@ -43,19 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.campaigns import launch_replay
-    from workbench.replay import open_replay
+    from workbench.replay import ReplayRunner
 
     design = load_design(args.design)
-    attributes = None
-    if args.attributes:
-        attributes = [a.strip() for a in args.attributes.split(",") if a.strip()]
-        if not attributes:
-            raise ConfigError("--attributes: empty list")
-    runner, external = open_replay(args.data, attributes, args.time_column, args.where,
-                                   args.external_test, args.seed)
+    runner = ReplayRunner.open(from_args(ReplayOptions, args, path=args.data))
     result = launch_replay(
-        runner, design=design, seed=args.seed, external=external, store_url=args.store,
-        name=args.name, dataset=runner.spec, json_out=args.json, progress=not args.quiet,
+        runner, design=design, seed=args.seed, store_url=args.store, name=args.name,
+        json_out=args.json, progress=not args.quiet,
     )
     final = result.to_dict()["final"]
     share = (100.0 * final["acquisition_s"] / final["all_samples_s"]
@@ -64,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"design {design.name}: {final['runs']} runs, learning time "
           f"{final['acquisition_s'] / 3600:.2f} h = {share:.1f}% of all-samples "
           f"{final['all_samples_s'] / 3600:.2f} h; external MAPE "
-          f"{'-' if mape is None else f'{mape:.1f}%'} on {len(external)} assignments; "
+          f"{'-' if mape is None else f'{mape:.1f}%'} on {len(runner.external)} assignments; "
           f"stopped: {result.stopped_because}", file=sys.stdout)
     if args.json:
         print(f"wrote {args.json}")

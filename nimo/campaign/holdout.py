@@ -1,0 +1,102 @@
+"""After learning: run assignments the campaign never used, report the final model's accuracy
+on them, and calibrate its intervals on runs it never trained on."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nimo.campaign.loop import Campaign, CampaignResult, Observer
+from nimo.campaign.metrics import External, interval_coverage, mape_pct
+from nimo.errors import ConfigError
+from nimo.model.cost import EXTERNAL, HOLDOUT
+from nimo.records import RunOutcome, RunPurpose, RunRequest
+from nimo.runner import Runner
+from nimo.store.base import Store
+
+Cases = list[tuple[dict[str, float], float]]
+
+
+class OutcomeLog(Observer):
+    """Keeps every told outcome (stored or fresh), for the holdout and overhead report."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[RunOutcome] = []
+
+    def iteration(self, outcome: RunOutcome, record: Any, model: Any) -> None:
+        self.outcomes.append(outcome)
+
+
+def holdout_requests(runner: Runner, n: int, seed: int, told: Sequence[RunOutcome]
+                     ) -> list[RunRequest]:
+    """``n`` random assignments of ``runner``'s space no told run used, numbered on from the
+    last told run."""
+    used = {tuple(sorted(o.request.assignment.items())) for o in told}
+    space = runner.space
+    unused = [c for c in space.candidates
+              if tuple(sorted(space.as_dict(c).items())) not in used]
+    if not unused:
+        raise ConfigError("--holdout: every assignment was used for learning")
+    rng = np.random.default_rng([int(seed), 0x401D])
+    pick = rng.choice(len(unused), size=min(n, len(unused)), replace=False)
+    first = max((o.request.run for o in told), default=0) + 1
+    return [RunRequest(first + i, space.as_dict(unused[int(j)]), RunPurpose.HOLDOUT)
+            for i, j in enumerate(pick)]
+
+
+def run_holdout(
+    campaign: Campaign, runner: Runner, n: int, seed: int, log: OutcomeLog,
+    store: Store | None,
+) -> tuple[dict[str, Any], Cases]:
+    """Run ``n`` random assignments the campaign did not use: the report (MAPE and interval
+    coverage of its final model, overheads) and the measured (assignment, T) pairs."""
+    requests = holdout_requests(runner, n, seed, log.outcomes)
+    record = None
+    if store is not None:
+        store.queue_runs(campaign.name, requests)
+
+        def record(outcome: RunOutcome) -> None:
+            store.record_outcome(campaign.name, outcome)
+
+    outcomes = runner.run_many(requests, on_outcome=record)
+    cases = [(dict(o.request.assignment), o.sample.T) for o in outcomes
+             if o.ok and o.sample is not None]
+    model = campaign.result().model
+    return {
+        "holdout_runs": len(outcomes),
+        "holdout_failed": len(outcomes) - len(cases),
+        "holdout_mape_pct": mape_pct(model, cases),
+        "holdout_coverage_90": interval_coverage(model, cases, 0.90),
+        **overheads(log.outcomes + outcomes),
+    }, cases
+
+
+def overheads(outcomes: Sequence[RunOutcome]) -> dict[str, float | None]:
+    """Mean set-up/teardown overhead and profile-measuring time per run."""
+    if not outcomes:
+        return {"overhead_s_per_run": None, "profile_s_per_run": None}
+    return {
+        "overhead_s_per_run": float(np.mean([o.overhead_s for o in outcomes])),
+        "profile_s_per_run": float(np.mean([_profile_s(o) for o in outcomes])),
+    }
+
+
+def _profile_s(outcome: RunOutcome) -> float:
+    """Seconds the run spent measuring its resource profile (0 when cached)."""
+    meta = outcome.sample.meta if outcome.sample is not None else {}
+    return float((meta.get("timing") or {}).get("profile_measure_s", 0.0))
+
+
+def with_calibrated_model(result: CampaignResult, holdout: External,
+                          external: External) -> CampaignResult:
+    """``result`` with its model's intervals calibrated on runs it never trained on: the
+    holdout runs, else the replay's external test set (their mean T). Only the intervals
+    change, never a prediction."""
+    cases, method = (holdout, HOLDOUT) if holdout else (external, EXTERNAL)
+    model = result.model
+    if not hasattr(model, "calibrated_on"):
+        return result
+    return dataclasses.replace(result, model=model.calibrated_on(cases, method))

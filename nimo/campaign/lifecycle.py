@@ -1,0 +1,126 @@
+"""A campaign's life in a store: created (or unsaved), run or resumed, finished.
+
+A fresh campaign and a resumed one take the same path (``execute``): the planner is rebuilt
+from the stored design and seed, and a ``ResumingRunner`` re-tells every finished run instead
+of running it again. With a holdout, the campaign then runs it (status ``holdout``); the
+model handed over is calibrated and stored as the last version.
+
+Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``),
+``all_samples_s`` and ``holdout`` (N); ``owner`` (pid and host of the process executing the
+campaign) is written here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nimo.campaign.holdout import Cases, OutcomeLog, run_holdout, with_calibrated_model
+from nimo.campaign.loop import Campaign, CampaignResult, Observer
+from nimo.campaign.recorder import StoreRecorder
+from nimo.campaign.runners import ResumingRunner
+from nimo.planner.base import Planner
+from nimo.records import CampaignInfo, CampaignKind, CampaignStatus
+from nimo.runner import Runner
+from nimo.space import ResourceSpace
+from nimo.store.base import Store
+
+
+def design_to_dict(design: Any) -> dict[str, Any]:
+    """A design as the JSON mapping stored with the campaign (``DesignSpec.to_dict``)."""
+    from nimo.planner.design import parse_design
+
+    if design is None or isinstance(design, Mapping):
+        design = parse_design(design)
+    return json.loads(json.dumps(design.to_dict()))
+
+
+def build_planner(space: ResourceSpace, design: Mapping[str, Any], seed: int,
+                  kind: str = "occupancy") -> Planner:
+    """The planner the stored design and seed describe (deterministic)."""
+    from nimo.planner import make_planner
+    from nimo.planner.design import parse_design
+
+    return make_planner(space, parse_design(design), int(seed), kind)
+
+
+def new_campaign(
+    store: Store | None, kind: CampaignKind, name: str | None, design: Any, seed: int,
+    spec: Mapping[str, Any],
+) -> CampaignInfo:
+    """Create the campaign in ``store`` (named ``KIND-DATE-TIME`` by default; ``StoreError``
+    if the name is taken), or describe an unsaved one when ``store`` is None."""
+    design_dict = design_to_dict(design)
+    if store is None:
+        return CampaignInfo(name=f"{kind}-unsaved", kind=kind, status=CampaignStatus.RUNNING,
+                            design=design_dict, spec=dict(spec), seed=int(seed))
+    name = name or f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return store.create_campaign(name, kind, design=design_dict, spec=spec, seed=seed)
+
+
+def external_cases(info: CampaignInfo) -> Cases:
+    """The campaign's external test set as (assignment, mean measured T) pairs."""
+    return [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
+
+
+def execute(
+    store: Store | None, info: CampaignInfo, runner: Runner, *,
+    observers: Sequence[Observer] = (),
+) -> CampaignResult:
+    """Run (or continue) ``info`` on ``runner``, then its holdout; records in ``store``
+    unless it is None. ``runner`` is closed on return."""
+    resuming = ResumingRunner(store.outcomes(info.name) if store is not None else {}, runner)
+    log = OutcomeLog()
+    obs = [*observers, *([StoreRecorder(store, info.name)] if store is not None else []), log]
+    if store is not None:
+        _claim(store, info.name)
+    planner = build_planner(runner.space, info.design, info.seed, runner.kind)
+    campaign = Campaign(
+        planner, resuming, external=external_cases(info), observers=obs, name=info.name,
+        design=info.design, all_samples_s=info.spec.get("all_samples_s"),
+    )
+    try:
+        result = campaign.run()
+        if result.failed_streak:
+            return result
+        holdout: Cases = []
+        if int(info.spec.get("holdout") or 0):
+            result, holdout = _holdout(store, info, campaign, resuming, log)
+        return _hand_over(store, info, with_calibrated_model(result, holdout,
+                                                             external_cases(info)))
+    finally:
+        runner.close()
+
+
+def _claim(store: Store, name: str) -> None:
+    """Mark the campaign running, by this process."""
+    store.set_status(name, CampaignStatus.RUNNING)
+    store.update_spec(name, owner={"pid": os.getpid(), "host": socket.gethostname()})
+
+
+def _holdout(
+    store: Store | None, info: CampaignInfo, campaign: Campaign, runner: Runner,
+    log: OutcomeLog,
+) -> tuple[CampaignResult, Cases]:
+    """Learning is over; the campaign ends with its holdout runs."""
+    if store is not None:
+        store.set_status(info.name, CampaignStatus.HOLDOUT)
+    extra, cases = run_holdout(campaign, runner, int(info.spec["holdout"]), info.seed, log,
+                               store)
+    if store is not None:
+        store.update_spec(info.name, holdout_result=extra)
+        store.set_status(info.name, CampaignStatus.DONE)
+    return campaign.result(**extra), cases
+
+
+def _hand_over(store: Store | None, info: CampaignInfo, result: CampaignResult
+               ) -> CampaignResult:
+    """Store the model handed over (refitted when the planner stopped, recalibrated) as the
+    last version: ``nimo model export`` gives what ``--json`` gives."""
+    if store is not None and result.model is not None and result.iterations:
+        store.save_model(info.name, result.iterations[-1].run, result.model.to_dict())
+    return result

@@ -1,0 +1,74 @@
+"""The runner registry: how each campaign kind stores its runner and rebuilds it.
+
+A campaign's stored spec holds its runner's ``spec()`` (under ``spec_key``, or at the top
+level); ``open_runner_for`` rebuilds the runner of a stored campaign from it. Adding a runner
+(say, a Slurm one) is one ``Runner`` class, one entry in ``RUNNERS`` and one
+``CampaignKind``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nimo.errors import ConfigError, StoreError
+from nimo.records import CampaignInfo, CampaignKind
+from nimo.runner import Runner
+
+
+@dataclass(frozen=True)
+class RunnerEntry:
+    """One campaign kind's runner: where its spec is stored and how it is rebuilt."""
+
+    build: Callable[[Mapping[str, Any]], Runner]
+    spec_key: str | None = None  # the campaign spec key holding the runner spec; None: top
+    needs: str = "spec"  # the spec key without which the runner cannot be rebuilt
+
+    def stored_spec(self, runner_spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of a campaign's spec that holds ``runner_spec`` (a runner's ``spec()``)."""
+        return {self.spec_key: dict(runner_spec)} if self.spec_key else dict(runner_spec)
+
+    def runner_spec(self, info: CampaignInfo) -> Mapping[str, Any]:
+        spec = info.spec.get(self.spec_key) if self.spec_key else info.spec
+        if not spec or self.needs not in spec:
+            raise StoreError(f"{info.kind} campaign {info.name!r} was stored without its "
+                             f"runner's {self.needs}",
+                             hint="it can only be resumed by the process that made it")
+        return spec
+
+
+def _replay(spec: Mapping[str, Any]) -> Runner:
+    from workbench.replay import ReplayRunner
+
+    return ReplayRunner.from_spec(spec)
+
+
+def _live(spec: Mapping[str, Any]) -> Runner:
+    try:
+        from workbench.executor import open_runner
+    except ImportError as e:
+        raise ConfigError("live campaigns need workbench.executor, which failed to import",
+                          hint=str(e)) from None
+    return open_runner(spec["inventory"])
+
+
+RUNNERS: dict[str, RunnerEntry] = {
+    CampaignKind.REPLAY: RunnerEntry(_replay, spec_key="dataset", needs="path"),
+    CampaignKind.LIVE: RunnerEntry(_live, needs="inventory"),
+}
+
+
+def runner_entry(kind: str) -> RunnerEntry:
+    """The registry entry of campaign kind ``kind``; ``ConfigError`` listing the valid ones."""
+    try:
+        return RUNNERS[kind]
+    except KeyError:
+        raise ConfigError(f"no runner for campaign kind {kind!r}",
+                          hint="valid: " + ", ".join(RUNNERS)) from None
+
+
+def open_runner_for(info: CampaignInfo) -> Runner:
+    """Rebuild the runner of a stored campaign from its spec."""
+    entry = runner_entry(info.kind)
+    return entry.build(entry.runner_spec(info))
