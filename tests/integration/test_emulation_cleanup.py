@@ -75,7 +75,7 @@ def test_clean_sweeps_what_a_crashed_run_left(lab, compute, storage, assert_clea
     apply_network(_ends(lab, compute, storage), NetworkSpec(delay_ms=4, rate_mbit=30),
                   run_id="crash")
     cg = create_cgroup(compute, CgroupSpec(cpus=0.3), run_id="crash")
-    compute.start(cg.prefix(["sleep", "60"]))
+    sleeper = compute.start(cg.prefix(["sleep", "60"]))
     lab.export_dir.mkdir(exist_ok=True)
     mount_dataset(compute, storage, str(lab.export_dir),
                   storage_address=lab.host("storage1").data_address, run_id="crash",
@@ -94,7 +94,8 @@ def test_clean_sweeps_what_a_crashed_run_left(lab, compute, storage, assert_clea
     assert_clean(compute)
     assert_clean(storage, lab.host("storage1").data_iface)
     assert clean(compute, ["data0"]).empty  # idempotent
-    assert "sleep 60" not in compute.run(["ps", "-eo", "args"]).stdout
+    # the PID namespace is the machine's: look for our process, not for any "sleep 60"
+    assert not compute.run(["kill", "-0", str(sleeper.pid)], check=False).ok
 
 
 def test_clean_cli_sweeps_every_host_and_link(lab, storage, capsys, assert_clean):
