@@ -249,7 +249,7 @@ class CostModel:
             "attributes": [
                 {"name": str(a["name"]), "levels": [float(v) for v in a.get("levels", ())],
                  "direction": int(a.get("direction", 1)), "resource": str(a.get("resource", "")),
-                 "unit": str(a.get("unit", ""))}
+                 "unit": str(a.get("unit", "")), **({"load": True} if a.get("load") else {})}
                 for a in self.attributes
             ],
             "reference": {k: float(v) for k, v in self.reference.items()},
@@ -344,4 +344,5 @@ def load_model(path: str | Path) -> CostModel:
 def attributes_as_dicts(attributes: Sequence[Any]) -> list[dict[str, Any]]:
     """``[{name, levels, direction, resource, unit}]`` from ``nimo.space.Attribute`` objects."""
     return [{"name": a.name, "levels": [float(v) for v in a.levels], "direction": int(a.direction),
-             "resource": a.resource, "unit": a.unit} for a in attributes]
+             "resource": a.resource, "unit": a.unit, **({"load": True} if a.load else {})}
+            for a in attributes]

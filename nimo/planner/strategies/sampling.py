@@ -104,6 +104,8 @@ class L2I2(Sampling):
 
     def select(self, view: PlanView, attribute: str) -> Assignment | None:
         taken = view.taken()
+        if not any(c not in taken for c in view.space.candidates):
+            return None  # every candidate measured: stop cleanly, do not raise
         k = len(view.space.names)
         extra = 0
         while True:
