@@ -27,12 +27,16 @@ def clip_to_bounds(T: np.ndarray, bounds: tuple[float, float] | None) -> np.ndar
 
 
 def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
-    """Each column as its position among that attribute's levels, in [0, 1]."""
+    """Each column as its position among that attribute's levels, in [0, 1] on the grid
+    and beyond it (linearly, in units of the grid's span) off it."""
     X = np.atleast_2d(np.asarray(X, float))
     out = np.empty_like(X)
     for j, lv in enumerate(levels):
         grid = np.asarray(sorted(lv), float) if len(lv) else np.asarray([0.0])
-        out[:, j] = np.interp(X[:, j], grid, np.arange(grid.size) / max(grid.size - 1, 1))
+        x = X[:, j]
+        inside = np.interp(x, grid, np.arange(grid.size) / max(grid.size - 1, 1))
+        span = float(grid[-1] - grid[0]) or 1.0  # off the grid: linear in the grid's span
+        out[:, j] = inside + np.maximum(x - grid[-1], 0) / span - np.maximum(grid[0] - x, 0) / span
     return out
 
 

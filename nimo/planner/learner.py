@@ -6,9 +6,8 @@ or a single f_T when the data records only T ("direct" kind).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import dataclasses
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -259,11 +258,7 @@ class Learner:
             kind=self.kind,
             predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
             training=dict(training or {}),
-            **self._bounded_fields(),
+            bounds=self.bounds() if self.bounded and self.n else None,
+            support=[list(r) for r in self._rows] if self.bounded and self.n else None,
         )
         return model.calibrated(self.calibration(model))
-
-    def _bounded_fields(self) -> dict[str, object]:
-        if not self.bounded or not self.n:
-            return {}
-        return {"bounds": self.bounds(), "support": [list(r) for r in self._rows]}
