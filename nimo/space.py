@@ -7,6 +7,7 @@ or an explicit list; planners snap wished-for assignments to the nearest candida
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ class Attribute:
     """One resource-profile attribute.
 
     ``direction`` is +1 when a larger value means more capacity (CPU speed, memory,
-    bandwidth) and -1 when it means less (latency).
+    bandwidth) and -1 when it means less (latency). ``load`` marks a load attribute (input
+    size, iterations, a job parameter: more = more work), whose direction is -1.
     """
 
     name: str
@@ -32,8 +34,11 @@ class Attribute:
     direction: int = 1
     resource: str = "compute"
     unit: str = ""
+    load: bool = False
 
     def __post_init__(self) -> None:
+        if self.load and self.direction != -1:
+            raise ConfigError(f"attribute {self.name!r}: a load attribute has direction -1")
         if not self.levels:
             raise ConfigError(f"attribute {self.name!r} has no levels")
         levels = tuple(sorted({float(v) for v in self.levels}))
@@ -111,6 +116,17 @@ class ResourceSpace:
         if missing:
             raise ConfigError(f"assignment lacks {', '.join(missing)}")
         return tuple(float(d[n]) for n in self.names)
+
+    def with_load(self, names: Sequence[str], key: str = "load") -> ResourceSpace:
+        """This space with ``names`` marked as load attributes (direction -1); ConfigError
+        naming ``key`` for an unknown name."""
+        unknown = [n for n in names if n not in self.names]
+        if unknown:
+            raise ConfigError(f"{key}: unknown attribute {unknown[0]!r}",
+                              hint="valid: " + ", ".join(self.names))
+        attrs = tuple(dataclasses.replace(a, direction=-1, load=True) if a.name in names
+                      else a for a in self.attributes)
+        return ResourceSpace(attrs, self.candidates)
 
     def restricted(self, keep: Iterable[Assignment]) -> ResourceSpace:
         """The same attributes with only the given candidates (e.g. minus a test set)."""

@@ -20,6 +20,7 @@ import numpy as np
 from nimo.errors import ConfigError, ModelError
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
+from nimo.model.support import Support, clip_to_bounds, support_from
 
 FORMAT = "nimo-cost-model"
 VERSION = 1
@@ -51,6 +52,7 @@ class Prediction(NamedTuple):
     lo: float
     hi: float
     std: float
+    far: bool = False  # far from every training assignment (bounded models only)
 
 
 def _field(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
@@ -77,6 +79,9 @@ class CostModel:
     training: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
     calibration: dict[str, Any] = field(default_factory=dict)
+    # bounded models (predictors.bounded): predicted T held in bounds; training assignments
+    bounds: tuple[float, float] | None = None
+    support: list[list[float]] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -157,8 +162,8 @@ class CostModel:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
         if self.kind == "direct":
-            return p["T"]
-        return p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
+            return clip_to_bounds(p["T"], self.bounds)
+        return clip_to_bounds(p["D"] * (p["o_a"] + p["o_n"] + p["o_d"]), self.bounds)
 
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])
@@ -200,13 +205,32 @@ class CostModel:
         NaN bounds when a predictor's variance is unknown)."""
         if not 0.0 < level < 1.0:
             raise ConfigError(f"interval level must lie in (0, 1), got {level}")
-        m, v, nu = self.predict_var_many(self.row(assignment))
+        x = self.row(assignment)
+        m, v, nu = self.predict_var_many(x)
         mean, var, dof = float(m[0]), float(v[0]), float(nu[0])
+        widen, far = self._widening(x)
+        if self.bounds is not None:
+            mean = float(clip_to_bounds(m, self.bounds)[0])
         if not math.isfinite(var) or var < 0:
-            return Prediction(mean, math.nan, math.nan, math.nan)
-        std = math.sqrt(var)
+            return Prediction(mean, math.nan, math.nan, math.nan, far)
+        std = math.sqrt(var) * widen
         q = self.interval_multiplier(level, dof)
-        return Prediction(mean, mean - q * std, mean + q * std, std)
+        lo = mean - q * std
+        if self.bounds is not None:
+            lo = max(lo, self.bounds[0])
+        return Prediction(mean, lo, mean + q * std, std, far)
+
+    def _widening(self, x: np.ndarray) -> tuple[float, bool]:
+        """(interval factor, far flag) of one row: (1, False) without a support."""
+        if not self.support:
+            return 1.0, False
+        cached = self.__dict__.get("_support_cache")
+        if cached is None:
+            levels = [a.get("levels", ()) for a in self.attributes]
+            cached = Support(levels, self.support)
+            object.__setattr__(self, "_support_cache", cached)
+        factor, far = cached.widening(x)
+        return float(factor[0]), bool(far[0])
 
     def _matrix(self, X: np.ndarray) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=float))
@@ -225,13 +249,15 @@ class CostModel:
             "attributes": [
                 {"name": str(a["name"]), "levels": [float(v) for v in a.get("levels", ())],
                  "direction": int(a.get("direction", 1)), "resource": str(a.get("resource", "")),
-                 "unit": str(a.get("unit", ""))}
+                 "unit": str(a.get("unit", "")), **({"load": True} if a.get("load") else {})}
                 for a in self.attributes
             ],
             "reference": {k: float(v) for k, v in self.reference.items()},
             "predictors": {t: p.to_dict() for t, p in self.predictors.items()},
             "training": jsonable(self.training),
             "calibration": jsonable(self.calibration),
+            **({"bounds": [float(b) for b in self.bounds]} if self.bounds else {}),
+            **({"support": self.support} if self.support else {}),
         }
 
     @classmethod
@@ -266,6 +292,8 @@ class CostModel:
             training=dict(d.get("training") or {}),
             created_at=str(d.get("created_at") or ""),
             calibration=_calibration(d.get("calibration")),
+            bounds=_bounds(d.get("bounds")),
+            support=support_from(d.get("support")),
         )
 
     def to_json(self) -> str:
@@ -283,6 +311,18 @@ def _calibration(c: Any) -> dict[str, Any]:
     if not isinstance(c, Mapping):
         raise ModelError("corrupt cost model: field 'calibration' must be an object")
     return dict(c)
+
+
+def _bounds(b: Any) -> tuple[float, float] | None:
+    if b is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in b)
+    except (TypeError, ValueError):
+        raise ModelError("corrupt cost model: field 'bounds' must be [lo, hi]") from None
+    if not 0 <= lo <= hi:
+        raise ModelError("corrupt cost model: field 'bounds' must have 0 <= lo <= hi")
+    return (lo, hi)
 
 
 def load_model(path: str | Path) -> CostModel:
@@ -304,4 +344,5 @@ def load_model(path: str | Path) -> CostModel:
 def attributes_as_dicts(attributes: Sequence[Any]) -> list[dict[str, Any]]:
     """``[{name, levels, direction, resource, unit}]`` from ``nimo.space.Attribute`` objects."""
     return [{"name": a.name, "levels": [float(v) for v in a.levels], "direction": int(a.direction),
-             "resource": a.resource, "unit": a.unit} for a in attributes]
+             "resource": a.resource, "unit": a.unit, **({"load": True} if a.load else {})}
+            for a in attributes]

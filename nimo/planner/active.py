@@ -30,6 +30,7 @@ class NimoPlanner(BasePlanner):
 
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
+        space = self.space  # with the design's load attributes marked
         self.strategies = strategies_for(design)
         self.reference = self.strategies.reference.choose(space, self.rng)
         self.learner = Learner(space, kind, self.reference, self.options)
@@ -73,10 +74,10 @@ class NimoPlanner(BasePlanner):
             return early
         if self.phase == "pbdf":
             self.pbdf.rows = pbdf_rows(self.space, self.notes)
-            return [self._request(a, "pbdf") for a in self.pbdf.rows]
+            return [self._request(a, "pbdf") for a in self._capped(self.pbdf.rows)]
         if self.phase == "test":
             batch = [self._request(a, "test")
-                     for a in self.strategies.error.plan_test_set(self)]
+                     for a in self._capped(self.strategies.error.plan_test_set(self))]
             if batch:
                 return batch
             self.phase = "reference"
@@ -102,7 +103,8 @@ class NimoPlanner(BasePlanner):
     def _ask_screen(self) -> list[RunRequest]:
         """The screening probes as one batch of independent runs."""
         batch = []
-        for name, a in screen_probes(self.space, self.reference, self.taken()):
+        probes = screen_probes(self.space, self.reference, self.taken())
+        for name, a in probes[: len(self._capped([a for _, a in probes]))]:
             self.visited[name].add(a[self.space.index(name)])
             batch.append(self._request(a, "train", SCREEN_PREFIX + name))
         if not batch:

@@ -17,6 +17,7 @@ class RandomPlanner(BasePlanner):
 
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
+        space = self.space  # with the design's load attributes marked
         self.reference = space.random(self.rng)
         self.learner = _learner_on_every_attribute(self, self.reference)
 
@@ -58,6 +59,7 @@ class AllSamplesPlanner(BasePlanner):
 
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
+        space = self.space  # with the design's load attributes marked
         self.reference = space.min_capacity()
         self.learner = _learner_on_every_attribute(self, self.reference)
         self._asked = False
@@ -70,7 +72,7 @@ class AllSamplesPlanner(BasePlanner):
         if self._asked:
             return self._stop(EVERYTHING_MEASURED)
         self._asked = True
-        return [self._request(a, "train") for a in self.space.candidates]
+        return [self._request(a, "train") for a in self._capped(self.space.candidates)]
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
         req, a, sample = self.ledger.accept(outcome)

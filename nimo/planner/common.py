@@ -12,7 +12,7 @@ from nimo.planner.base import Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.planner.ledger import RunLedger
-from nimo.planner.strategies.stop import Progress, StopRules
+from nimo.planner.strategies.stop import Progress, StopRules, unreached
 from nimo.predictors import PredictorOptions
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import Assignment, ResourceSpace
@@ -30,7 +30,7 @@ class BasePlanner(Planner):
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         if not space.candidates:
             raise ConfigError("the resource space has no candidate assignments")
-        self.space = space
+        self.space = space.with_load(design.load) if design.load else space
         self.design = design
         self.seed = seed
         self.kind = kind
@@ -70,8 +70,17 @@ class BasePlanner(Planner):
     def _request(self, a: Assignment, purpose: str, predictor: str | None = None) -> RunRequest:
         return self.ledger.issue(a, purpose, predictor)
 
+    def _capped(self, wanted: Sequence[Assignment]) -> list[Assignment]:
+        """``wanted`` cut to the runs ``stop.max_runs`` leaves (a batch never overshoots)."""
+        limit = self.design.stop.max_runs
+        if limit is None:
+            return list(wanted)
+        return list(wanted)[: max(limit - self.ledger.told - len(self.ledger.pending), 0)]
+
     def _stop(self, reason: str) -> list[RunRequest]:
         if self.stopped_because is None:
+            if self.design.stop.honest:
+                reason += unreached(self.internal_error, self.design.stop.error_pct)
             self.stopped_because = reason
         return []
 

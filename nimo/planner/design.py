@@ -106,6 +106,16 @@ class AttributeOrder(Kind):
         return out
 
 
+@dataclass(frozen=True)
+class Names(Kind):
+    """A list of attribute names (checked against the space when the planner starts)."""
+
+    def parse(self, ck: Checker, key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ck.fail(key, f"expected a list of attribute names, got {value!r}")
+        return tuple(value)
+
+
 # -- the spec -------------------------------------------------------------------------
 @section
 class StopRule:
@@ -120,6 +130,8 @@ class StopRule:
     max_learning_s: float | None = option(Number(lo=0), default=None)
     agreement_pct: float | None = option(Number(lo=0), default=None)
     patience: int | None = option(Integer(lo=1), default=None)
+    # every stop reason names the delivered model's own error and whether it missed error_pct
+    honest: bool = option(Boolean(), default=False)
 
 
 @section
@@ -145,9 +157,21 @@ class DesignSpec:
     targets: str = option(Named(TARGET_KINDS), default="auto")
     # uncertainty sampling: score / (predicted T ** this)
     cost_exponent: float = option(Number(lo=0.0, hi=2.0), default=0.5)
+    # load attributes (input size, iterations, job parameters): more = more work
+    load: tuple[str, ...] = option(Names(), default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(to_dict(self))
+        """Every key; the later additions ``load`` and ``stop.honest`` only when set (the
+        recorded form of the designs that do not use them stays as it was)."""
+        d = dict(to_dict(self))
+        if not d.get("load"):
+            d.pop("load", None)
+        else:
+            d["load"] = list(d["load"])
+        stop = d.get("stop")
+        if isinstance(stop, dict) and not stop.get("honest"):
+            d["stop"] = {k: v for k, v in stop.items() if k != "honest"}
+        return d
 
 
 def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:

@@ -6,6 +6,7 @@ or a single f_T when the data records only T ("direct" kind).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -13,6 +14,8 @@ import numpy as np
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
+from nimo.model.support import clip_to_bounds
+from nimo.planner.crossval import cross_validated
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.records import Sample
@@ -20,6 +23,7 @@ from nimo.space import Assignment, ResourceSpace
 
 OCCUPANCY_PREDICTORS = PREDICTOR_NAMES
 DIRECT_PREDICTORS = ("f_T",)
+BOUND_FACTOR = 4.0  # a bounded model predicts T within [min T / 4, max T x 4] of its runs
 
 
 
@@ -58,6 +62,8 @@ class Learner:
         self._levels = {a.name: a.levels for a in space.attributes}
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
         self._loo_raw: dict[str, np.ndarray] | None = None
+        self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]]] | None = None
+        self.bounded = options.bounded
 
     # -- data ------------------------------------------------------------------------
     @property
@@ -127,6 +133,44 @@ class Learner:
         per: dict[str, float | None] = {
             p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
         return internal_error_pct(self.T(), self.combine(loo)), per
+
+    def cv_errors(self, folds: int = 5) -> tuple[float | None, dict[str, float | None]]:
+        """K-fold cross-validated error (terms re-selected in every fold, predictions held
+        inside the model's bounds), see :mod:`nimo.planner.crossval`. Recomputed whenever
+        the data changed up to 40 samples, then once the sample count grew by a tenth (a
+        slightly stale estimate at a fraction of the cost)."""
+        cached = self._cv_cache
+        if cached is not None and (cached[0] == self.n or (
+                self.n > 40 and self.n - cached[0] < self.n // 10)):
+            return cached[1]
+        X, names = self.X, self.space.names
+
+        def fit(p: str, mask: np.ndarray) -> FittedPredictor:
+            y = self.y(p)
+            return fit_predictor(TARGET_OF[p], X[mask], y[mask], names, self.active[p],
+                                 self.reference, self.ref_values.get(p, float(np.mean(y))),
+                                 self._levels, self._fast_options())
+
+        def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
+            return clip_to_bounds(self.combine(parts), self.bounds())
+
+        scores, _ = cross_validated(X, {p: self.y(p) for p in self.predictor_names},
+                                    self.T(), fit, combine, folds, seed=self.n)
+        self._cv_cache = (self.n, scores)
+        return scores
+
+    def _fast_options(self) -> PredictorOptions:
+        return dataclasses.replace(self.options, final_fit="numpy")
+
+    def bounds(self) -> tuple[float, float]:
+        """The range a predicted T is held in: BOUND_FACTOR below the fastest and above
+        the slowest measured run (a model is never negative, and never extrapolates
+        without limit)."""
+        T = self.T()
+        T = T[np.isfinite(T) & (T > 0)]
+        if T.size == 0:
+            return (0.0, float("inf"))
+        return (float(T.min()) / BOUND_FACTOR, float(T.max()) * BOUND_FACTOR)
 
     def loo_predictions(self) -> dict[str, np.ndarray]:
         """Each predictor's closed-form LOO predictions (NaN at leverage-1 points), cached."""
@@ -214,5 +258,7 @@ class Learner:
             kind=self.kind,
             predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
             training=dict(training or {}),
+            bounds=self.bounds() if self.bounded and self.n else None,
+            support=[list(r) for r in self._rows] if self.bounded and self.n else None,
         )
         return model.calibrated(self.calibration(model))

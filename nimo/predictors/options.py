@@ -33,6 +33,9 @@ class PredictorOptions:
     min_improvement: float = 0.03
     max_terms: int = 12
     final_fit: str = "statsmodels"
+    # the model holds predicted T within a range of its measured runs and flags (and widens
+    # the intervals of) predictions far from every measurement; off: the paper's behaviour
+    bounded: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -71,7 +74,7 @@ class PredictorOptions:
                 kw["max_terms"] = int(kw["max_terms"])
         except (TypeError, ValueError) as e:
             raise ConfigError(f"predictors: bad number ({e})") from None
-        for key in ("interactions", "log_response"):
+        for key in ("interactions", "log_response", "bounded"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)

@@ -52,6 +52,15 @@ class LeaveOneOut(ErrorEstimate):
         return learner.loo_errors()
 
 
+class CrossValidated(ErrorEstimate):
+    """5-fold cross-validation of the whole fit, terms re-selected inside each fold (see
+    :mod:`nimo.planner.crossval`): not optimistic about the selection, and over
+    space-filling samples an estimate of the error over the candidate space."""
+
+    def score(self, learner: Learner) -> Scores:
+        return learner.cv_errors()
+
+
 class RandomTestSet(ErrorEstimate):
     """A fixed set of ``test_size`` seeded random assignments, run before the reference."""
 
@@ -89,6 +98,7 @@ class PbdfTestSet(ErrorEstimate):
 
 ERROR_ESTIMATES: dict[str, type[ErrorEstimate]] = {
     "loo": LeaveOneOut,
+    "cv": CrossValidated,
     "test_random": RandomTestSet,
     "test_pbdf": PbdfTestSet,
 }

@@ -10,6 +10,7 @@ import abc
 
 import numpy as np
 
+from nimo.planner.strategies.scoring import rank_scale
 from nimo.space import Assignment, ResourceSpace
 
 
@@ -42,8 +43,20 @@ class RandomReference(ReferenceChoice):
         return space.random(rng)
 
 
+class CenterReference(ReferenceChoice):
+    """The candidate nearest the middle of the space in rank-scaled coordinates (each
+    attribute's median level): the first point of a space-filling design, far from every
+    cliff at an edge of the space."""
+
+    def choose(self, space: ResourceSpace, rng: np.random.Generator) -> Assignment:
+        scaled = rank_scale(space, np.asarray(space.candidates, float))
+        d = ((scaled - 0.5) ** 2).sum(axis=1)
+        return space.candidates[int(np.argmin(d))]
+
+
 REFERENCES: dict[str, type[ReferenceChoice]] = {
     "min": MinReference,
     "max": MaxReference,
     "rand": RandomReference,
+    "center": CenterReference,
 }

@@ -16,7 +16,12 @@ import numpy as np
 
 from nimo.doe import pbdf_design
 from nimo.planner.sequences import lmax_level_order
-from nimo.planner.strategies.scoring import maximin_score, uncertainty_score
+from nimo.planner.strategies.scoring import (
+    MinDistance,
+    maximin_score,
+    spacefill_score,
+    uncertainty_score,
+)
 from nimo.space import Assignment
 
 if TYPE_CHECKING:
@@ -99,6 +104,8 @@ class L2I2(Sampling):
 
     def select(self, view: PlanView, attribute: str) -> Assignment | None:
         taken = view.taken()
+        if not any(c not in taken for c in view.space.candidates):
+            return None  # every candidate measured: stop cleanly, do not raise
         k = len(view.space.names)
         extra = 0
         while True:
@@ -174,8 +181,63 @@ def _covered(view: PlanView) -> bool:
     )
 
 
+class SpaceFillingThenUncertainty(Sampling):
+    """Never one attribute at a time: every attribute is used from the first pick. A
+    space-filling start (cost-aware maximin over the candidates in rank-scaled space, about
+    2 runs per attribute), then cost-aware uncertainty sampling (committee spread plus the
+    model's predictive sd, divided by predicted T ** cost_exponent) interleaved with a
+    maximin pick every ``EXPLORE_EVERY`` runs, so that no region stays unmeasured because
+    a model was sure of it."""
+
+    EXPLORE_EVERY = 3
+
+    def __init__(self, cost_exponent: float = 0.5) -> None:
+        super().__init__(cost_exponent)
+        self.picks = 0
+        self.distance: MinDistance | None = None
+        self.joined = False
+
+    def select(self, view: PlanView, attribute: str) -> Assignment | None:
+        return self.select_free(view)
+
+    @property
+    def free(self) -> bool:
+        return True
+
+    def start_size(self, view: PlanView) -> int:
+        return 2 * len(view.space.names) + 2
+
+    def before_pick(self, view: PlanView) -> None:
+        if not self.joined:
+            self.joined = True
+            view.use_every_attribute()
+
+    def exploring(self, view: PlanView) -> bool:
+        return view.learner.n < self.start_size(view)
+
+    def select_free(self, view: PlanView) -> Assignment | None:
+        pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
+        if not pool:
+            return None
+        if self.distance is None:
+            self.distance = MinDistance(view.space)
+        self.distance.update(view.measured)
+        X = np.asarray(pool, float)
+        self.picks += 1
+        model = view.learner.model() if view.learner.fitted else None
+        predicted = model.predict_many(X) if model is not None else np.ones(len(pool))
+        if view.learner.n < self.start_size(view) or self.picks % self.EXPLORE_EVERY == 0:
+            score = spacefill_score(self.distance.of(pool), predicted, self.cost_exponent)
+            return pool[int(np.argmax(score))]
+        assert model is not None
+        preds = view.learner.committee(X)
+        _, var, _ = model.predict_var_many(X)
+        return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
+
+
 SAMPLINGS: dict[str, type[Sampling]] = {
     "lmax_i1": LmaxI1,
     "l2_i2": L2I2,
     "lmax_i1+uncertainty": LmaxI1ThenUncertainty,
+    "spacefill+uncertainty": SpaceFillingThenUncertainty,
 }

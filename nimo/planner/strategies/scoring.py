@@ -35,6 +35,42 @@ def maximin_score(space: ResourceSpace, X: np.ndarray, seen: np.ndarray,
     return d / mean ** cost_exponent
 
 
+class MinDistance:
+    """Each candidate's rank-scaled distance to the nearest measured assignment, kept up to
+    date incrementally (one pass over the candidates per new measurement, so a pick costs
+    O(candidates x attributes) however many runs were made)."""
+
+    def __init__(self, space: ResourceSpace) -> None:
+        self.index = {c: i for i, c in enumerate(space.candidates)}
+        self.scaled = rank_scale(space, np.asarray(space.candidates, float))
+        self.space = space
+        self.d = np.full(len(space.candidates), np.sqrt(len(space.names)), float)
+        self.seen: set[tuple[float, ...]] = set()
+
+    def update(self, measured: set[tuple[float, ...]]) -> None:
+        for a in sorted(measured - self.seen):
+            self.seen.add(a)
+            i = self.index.get(a)
+            row = (self.scaled[i] if i is not None
+                   else rank_scale(self.space, np.asarray([a], float))[0])
+            self.d = np.minimum(self.d, np.sqrt(((self.scaled - row) ** 2).sum(axis=1)))
+
+    def of(self, pool: list[tuple[float, ...]]) -> np.ndarray:
+        return self.d[[self.index[a] for a in pool]]
+
+
+def spacefill_score(distance: np.ndarray, predicted_T: np.ndarray,
+                    cost_exponent: float) -> np.ndarray:
+    """Distance to the nearest measurement per predicted run time ** ``cost_exponent``
+    (-inf where not finite; a non-positive prediction counts as the smallest positive one)."""
+    t = np.where(np.isfinite(predicted_T), predicted_T, np.nan)
+    positive = t[t > 0]
+    floor = float(positive.min()) if positive.size else 1.0
+    t = np.where(np.isfinite(t) & (t > 0), t, floor)
+    score = distance / t ** cost_exponent
+    return np.where(np.isfinite(score), score, -np.inf)
+
+
 def committee_spread(preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(median, relative spread) of predicted T over the committee (rows = members)."""
     mean = np.maximum(np.median(preds, axis=0), 1e-9)

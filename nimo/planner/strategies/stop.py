@@ -108,19 +108,28 @@ class ErrorThreshold(StopCondition):
 
 class Patience(StopCondition):
     """The best internal error of the last ``patience`` training runs is no better (by 0.5
-    points) than the best before them."""
+    points) than the best before them. With ``stop.honest``: the median of the last 3
+    errors is no better than the median of the 3 before the window, and the reason quotes
+    the delivered model's current error (not the lowest ever seen) and says when it missed
+    the target."""
 
     stage = "plateau"
 
-    def __init__(self, patience: int) -> None:
+    def __init__(self, patience: int, honest: bool = False, target: float = 0.0) -> None:
         self.patience = patience
+        self.honest = honest
+        self.target = target
 
     @classmethod
     def from_rule(cls, rule: StopRule) -> Patience | None:
-        return None if rule.patience is None else cls(rule.patience)
+        if rule.patience is None:
+            return None
+        return cls(rule.patience, rule.honest, rule.error_pct)
 
     def reason(self, progress: Progress) -> str | None:
         hist, patience = progress.error_history, self.patience
+        if self.honest:
+            return self._honest_reason(progress)
         if len(hist) <= patience:
             return None
         before, recent = min(hist[:-patience]), min(hist[-patience:])
@@ -128,6 +137,28 @@ class Patience(StopCondition):
             return (f"internal error plateaued at {min(hist):.2f}% (no 0.5-point gain in "
                     f"{patience} runs)")
         return None
+
+
+    def _honest_reason(self, progress: Progress) -> str | None:
+        hist, patience = list(progress.error_history), self.patience
+        if len(hist) < patience + 3 or progress.internal_error is None:
+            return None
+        before = float(np.median(hist[-patience - 3:-patience]))
+        recent = float(np.median(hist[-3:]))
+        if recent <= before - PLATEAU_GAIN:
+            return None
+        return (f"internal error plateaued (no 0.5-point gain in {patience} runs)"
+                + unreached(progress.internal_error, self.target))
+
+
+def unreached(error: float | None, target: float) -> str:
+    """'; target ... not reached ...' when the delivered model's error misses the target."""
+    if error is None:
+        return f"; target {target:g}% not reached: no internal error estimate yet"
+    if error > target:
+        return (f"; target {target:g}% not reached: the delivered model's internal error "
+                f"is {error:.2f}%")
+    return f"; the delivered model's internal error is {error:.2f}%"
 
 
 STOP_CONDITIONS: dict[str, type[StopCondition]] = {

@@ -1,0 +1,85 @@
+"""Where a cost model has measurements: its bounds and its support (numpy only).
+
+A model built with ``predictors.bounded`` keeps the assignments it was trained on and the
+range of their run times. Predictions are held within ``bounds`` (never negative, never
+non-finite); a prediction whose assignment lies far from every training assignment
+(rank-scaled distance above ``FAR_FACTOR`` times the training points' median
+nearest-neighbour distance) is flagged ``far`` and its interval widened in proportion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+FAR_FACTOR = 2.0
+
+
+def clip_to_bounds(T: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
+    """T held in ``[lo, hi]``; NaN and +inf become hi, -inf lo (unchanged without bounds)."""
+    if bounds is None:
+        return T
+    lo, hi = bounds
+    T = np.nan_to_num(np.asarray(T, float), nan=hi, posinf=hi, neginf=lo)
+    return np.clip(T, lo, hi)
+
+
+def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
+    """Each column as its position among that attribute's levels, in [0, 1] on the grid
+    and beyond it (linearly, in units of the grid's span) off it."""
+    X = np.atleast_2d(np.asarray(X, float))
+    out = np.empty_like(X)
+    for j, lv in enumerate(levels):
+        grid = np.asarray(sorted(lv), float) if len(lv) else np.asarray([0.0])
+        x = X[:, j]
+        inside = np.interp(x, grid, np.arange(grid.size) / max(grid.size - 1, 1))
+        span = float(grid[-1] - grid[0]) or 1.0  # off the grid: linear in the grid's span
+        out[:, j] = inside + np.maximum(x - grid[-1], 0) / span - np.maximum(grid[0] - x, 0) / span
+    return out
+
+
+class Support:
+    """The training assignments in rank-scaled space and their typical spacing."""
+
+    def __init__(self, levels: Sequence[Sequence[float]], rows: Sequence[Sequence[float]]
+                 ) -> None:
+        self.levels = [list(map(float, lv)) for lv in levels]
+        self.rows = np.atleast_2d(np.asarray(rows, float))
+        self.scaled = rank_scaled(self.levels, self.rows)
+        self.spacing = _median_nn(self.scaled)
+
+    def distance(self, X: np.ndarray) -> np.ndarray:
+        """Rank-scaled distance of each row of X to the nearest training assignment."""
+        Z = rank_scaled(self.levels, X)
+        d = np.full(Z.shape[0], np.inf)
+        for row in self.scaled:
+            d = np.minimum(d, np.sqrt(((Z - row) ** 2).sum(axis=1)))
+        return d
+
+    def widening(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(factor >= 1 for the interval, far flag) of each row of X."""
+        d = self.distance(X)
+        if not np.isfinite(self.spacing) or self.spacing <= 0:
+            return np.ones(d.size), np.zeros(d.size, bool)
+        ratio = d / self.spacing
+        return np.maximum(1.0, ratio), ratio > FAR_FACTOR
+
+    def to_list(self) -> list[list[float]]:
+        return [[float(v) for v in r] for r in self.rows]
+
+
+def _median_nn(Z: np.ndarray) -> float:
+    if Z.shape[0] < 2:
+        return float("nan")
+    d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
+    np.fill_diagonal(d2, np.inf)
+    return float(np.median(np.sqrt(d2.min(axis=1))))
+
+
+def support_from(d: Any) -> list[list[float]] | None:
+    """The ``support`` field of a model's JSON (None when absent)."""
+    if d is None:
+        return None
+    return [[float(v) for v in r] for r in d]
