@@ -217,12 +217,13 @@ class _Reader:
         watch = spec.attributes is None
         levels: list[set[float]] = [set() for _ in names]
         data: dict[Assignment, Repeats] = {}
+        occ = [col[c] for c in ("D", "o_a", "o_n", "o_d")] if kind == "occupancy" else []
         for line, row in rows:
-            if any((row[i] if i < len(row) else "").strip() != v for i, v in where):
+            if where and any((row[i] if i < len(row) else "").strip() != v for i, v in where):
                 continue
             if len(row) != len(header):
                 raise DataError(f"{p}:{line}: expected {len(header)} fields")
-            point = tuple(_float(p, line, names[k], row[i]) for k, i in enumerate(idx))
+            point = _floats(p, line, row, idx, names)
             T = _float(p, line, spec.time_column, row[t_i])
             if T <= 0:
                 raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
@@ -230,7 +231,7 @@ class _Reader:
             if reps is None:
                 self._check_new(line, names, point, levels, watch, len(data))
                 reps = data[point] = Repeats()
-            reps.add(_compact(p, line, row, col, T, kind), self.rnd)
+            reps.add(_compact(p, line, row, col, T, kind, occ), self.rnd)
         return data
 
     def _check_new(self, line: int, names: Sequence[str], point: Assignment,
@@ -288,8 +289,20 @@ def _kind(header: Sequence[str]) -> str:
     return "derived" if "U" in header and "D" in header else "direct"
 
 
+def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str]
+            ) -> tuple[float, ...]:
+    """The finite numbers in columns ``idx`` (fast path; the checked one names the column)."""
+    try:
+        vals = tuple([float(row[i]) for i in idx])
+        if all(map(math.isfinite, vals)):
+            return vals
+    except ValueError:
+        pass
+    return tuple(_float(p, line, n, row[i]) for n, i in zip(names, idx, strict=True))
+
+
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
-             kind: str) -> Row:
+             kind: str, occ: Sequence[int] = ()) -> Row:
     """The measurement of one row as floats (checked; the line number last)."""
     if kind == "direct":
         return (T, float(line))
@@ -298,7 +311,7 @@ def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float
         D = _float(p, line, "D", row[col["D"]])
         occupancies(T, U, D)  # checks U in [0, 1] and D > 0 now, not at the first run
         return (T, U, D, float(line))
-    D, o_a, o_n, o_d = (_float(p, line, c, row[col[c]]) for c in ("D", "o_a", "o_n", "o_d"))
+    D, o_a, o_n, o_d = _floats(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
     u_text = row[col["U"]] if "U" in col else ""
     U = _float(p, line, "U", u_text) if u_text != "" else math.nan
     return (T, D, U, o_a, o_n, o_d, float(line))
