@@ -170,6 +170,7 @@ class Job:
     seed: int
     judge: int
     external: int
+    calibration: int = 0  # --calibration-split of the replay (0: the model's own LOO)
 
 
 def read_case(path: Path, attributes: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
@@ -229,6 +230,10 @@ def run_campaign(job: Job) -> dict[str, Any]:
                 str(job.seed), "--json", str(out), "--quiet", "--external-test",
                 str(job.external), "--attributes", ",".join(job.case.attributes),
                 "--time-column", "T"]
+        if job.case.load:
+            argv += ["--load", ",".join(job.case.load)]
+        if job.calibration:
+            argv += ["--calibration-split", str(job.calibration)]
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             try:
@@ -242,13 +247,24 @@ def run_campaign(job: Job) -> dict[str, Any]:
             rec.update(exit=code, error=err.getvalue().strip()[-500:])
             return rec
         doc = json.loads(out.read_text())
+        external = external_cases(train, job)
     rec["exit"] = 0
-    rec.update(score(doc, job, judge_rows))
+    rec.update(score(doc, job, judge_rows, external))
     rec["wall_s"] = time.perf_counter() - t0
     return rec
 
 
-def score(doc: dict[str, Any], job: Job, judge_rows: Sequence[dict[str, str]]) -> dict[str, Any]:
+def external_cases(train: Path, job: Job) -> list[tuple[dict[str, float], float]]:
+    """The replay's external test set of ``job`` as (assignment, mean T) pairs."""
+    from workbench.replay import external_test_set, load_dataset
+
+    ds = load_dataset(train, list(job.case.attributes), "T")
+    return [(ds.space.as_dict(a), ds.mean_T(a))
+            for a in external_test_set(ds, job.external, job.seed)]
+
+
+def score(doc: dict[str, Any], job: Job, judge_rows: Sequence[dict[str, str]],
+          external: Sequence[tuple[dict[str, float], float]] = ()) -> dict[str, Any]:
     its = doc.get("iterations") or []
     final = doc.get("final") or {}
     points: list[Point] = [(int(it["run"]), float(it["acquisition_s"]), it.get("external_mape_pct"))
@@ -275,18 +291,31 @@ def score(doc: dict[str, Any], job: Job, judge_rows: Sequence[dict[str, str]]) -
         m, stopped = mape_after_runs(points, k, f_ext)
         marks[str(f)] = {"runs": k, "mape": m, "stopped_before": stopped}
     r["marks"] = marks
+    r["external_coverage"] = final.get("external_coverage_90")
     r.update(judge_scores(doc.get("model"), job.case.attributes, judge_rows))
+    # what the judge coverage was when replay recalibrated on the external test set (until
+    # issue 9 item 5): the "after" column, for comparison only
+    after = judge_scores(doc.get("model"), job.case.attributes, judge_rows, external)
+    r["coverage_extcal"] = after.get("coverage")
+    r["judge_inside_extcal"] = after.get("judge_inside", 0)
     return r
 
 
 def judge_scores(model_doc: Any, attributes: Sequence[str],
-                 judge_rows: Sequence[dict[str, str]]) -> dict[str, Any]:
+                 judge_rows: Sequence[dict[str, str]],
+                 recalibrate_on: Sequence[tuple[dict[str, float], float]] = ()
+                 ) -> dict[str, Any]:
+    """The delivered model on the judge runs (with ``recalibrate_on``: after recalibrating
+    its intervals on those (assignment, T) cases)."""
     if not model_doc or not judge_rows:
         return {"coverage": None}
     from nimo.model import CostModel
+    from nimo.model.cost import EXTERNAL
 
     try:
         model = CostModel.from_dict(model_doc)
+        if recalibrate_on:
+            model = model.calibrated_on(list(recalibrate_on), EXTERNAL)
     except Exception as e:  # noqa: BLE001 - report, do not crash the benchmark
         return {"coverage": None, "model_error": f"{type(e).__name__}: {e}"}
     by_point: dict[tuple[float, ...], list[float]] = {}
@@ -394,6 +423,10 @@ def summarize(records: Sequence[dict[str, Any]], generated: bool) -> dict[str, A
             s["coverage_pooled"] = inside / runs if runs else math.nan
             cov = [r["coverage"] for r in ok if r.get("coverage") is not None]
             s["coverage_median"] = statistics.median(cov) if cov else math.nan
+            inside_x = sum(r.get("judge_inside_extcal", 0) for r in ok)
+            s["coverage_extcal_pooled"] = inside_x / runs if runs else math.nan
+            ext = [r["external_coverage"] for r in ok if r.get("external_coverage") is not None]
+            s["external_coverage_median"] = statistics.median(ext) if ext else math.nan
             s["nan_intervals"] = sum(r.get("judge_nan_intervals", 0) for r in ok)
             s["judge_mape_median"] = median_inf(r.get("judge_mape") for r in ok)
             s["nonpositive_predictions"] = sum(r.get("judge_nonpositive", 0) for r in ok)
@@ -516,6 +549,15 @@ def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequen
            f"{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
            f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}{s['nan_intervals']:>9}"
            f"{_fmt(s['judge_mape_median']):>12}{s['nonpositive_predictions']:>6}")
+    pr("[4b] 90% coverage before / after recalibrating on the external test set (replay did "
+       "until issue 9 item 5; the model delivered now keeps its own calibration or the "
+       "--calibration split): judge runs pooled; the replay's own external coverage (median)")
+    pr(f"{'design':<{w}}{'judge before':>14}{'judge after':>13}{'ext cover med':>15}")
+    for d in designs:
+        s = summary[d]
+        pr(f"{d:<{w}}{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
+           f"{_fmt(100 * s['coverage_extcal_pooled'], '.1f') + '%':>13}"
+           f"{_fmt(100 * s['external_coverage_median'], '.0f') + '%':>15}")
     pr("\n[time] wall per campaign (in a worker)")
     for d in summary:
         s = summary[d]
@@ -557,6 +599,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="processes (at most 2)")
     ap.add_argument("--judge", type=int, help="judge-set assignments held out per campaign")
     ap.add_argument("--external", type=int, help="external test assignments per campaign")
+    ap.add_argument("--calibration", type=int, default=0, metavar="N",
+                    help="replay --calibration-split N (assignments withheld from the planner "
+                    "to calibrate the intervals; default 0: the model's own calibration)")
     ap.add_argument("--no-gbr", action="store_true", help="real suites: skip gradient boosting")
     ap.add_argument("--cache", type=Path, help="where suite CSVs are written "
                     "(default $NIMO_BENCH_CACHE or /tmp/nimo-bench-cache)")
@@ -573,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for case in cases:
         j, e = sizes(case, args.judge, args.external)
         for seed in seeds:
-            jobs.extend(("replay", Job(case, d, seed, j, e)) for d in designs)
+            jobs.extend(("replay", Job(case, d, seed, j, e, args.calibration)) for d in designs)
             if not generated and not args.no_gbr:
                 jobs.append(("gbr", Job(case, "", seed, j, e)))
     print(f"{args.suite}: {len(cases)} cases, {len(jobs)} jobs, {min(args.workers, 2)} workers",

@@ -8,6 +8,10 @@
   attributes nodes, vcpus_per_node, mem_gib_per_node, T = elapsed_time_s (one run each).
 - ``bell``: /work/shared/datasets/bell, one case per job, attribute nodes, T = runtime_s
   (7 repeated measurements per scale-out).
+- ``scout-load``: Scout by workload and framework over both data sizes (bigdata, huge), with
+  ``input_gb`` (the group's median input size) as a fourth attribute replayed as load
+  (``--load input_gb``: more = more work). Within one workload group the data size is fixed,
+  so ``scout`` has no load column.
 
 Every case is materialised on demand as a replay CSV in a cache directory (default
 ``$NIMO_BENCH_CACHE`` or /tmp/nimo-bench-cache; never committed). Generated files carry the
@@ -30,7 +34,7 @@ TUNING_SEEDS = range(0, 1000)
 EVALUATION_SEEDS = range(100000, 101000)
 DEFAULT_SIZE = 60
 GENERATED = {"tuning": TUNING_SEEDS, "evaluation": EVALUATION_SEEDS}
-REAL = ("scout", "bell")
+REAL = ("scout", "bell", "scout-load")
 SUITES = (*GENERATED, *REAL)
 
 SHARED = Path(os.environ.get("NIMO_SHARED_DATASETS", "/work/shared/datasets"))
@@ -54,6 +58,7 @@ class Case:
     kind: str                      # "generated" or "real"
     configurations: int            # distinct assignments
     info: dict[str, Any] = field(default_factory=dict, compare=False)
+    load: tuple[str, ...] = ()     # attributes replayed with --load (more = more work)
 
 
 def suite_seeds(suite: str, size: int = DEFAULT_SIZE) -> list[int]:
@@ -68,8 +73,9 @@ def generated_case(suite: str, seed: int, cache: Path) -> Case:
     path = cache / suite / f"app-{seed}-v{appgen.GENERATOR_VERSION}.csv"
     if not path.exists() or not path.with_suffix(".json").exists():
         appgen.write_app(spec, path)
+    load = tuple(a for a in spec.attributes if appgen.BY_NAME[a].role == "load")
     return Case(suite, spec.name, path, spec.attributes, "generated", len(spec.assignments),
-                {"seed": seed, "spec": spec.to_dict()})
+                {"seed": seed, "spec": spec.to_dict()}, load)
 
 
 def _write_rows(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
@@ -97,6 +103,31 @@ def scout_cases(cache: Path, source: Path = SCOUT_CSV) -> list[Case]:
     return cases
 
 
+def scout_load_cases(cache: Path, source: Path = SCOUT_CSV) -> list[Case]:
+    """One case per Scout workload and framework over both data sizes, with the data size as
+    a load attribute ``input_gb`` (the median input size of the group, in GB)."""
+    with source.open(newline="") as fh:
+        data = [r for r in csv.DictReader(fh) if r["completed"] == "True"]
+    sizes: dict[str, float] = {}
+    for group in {r["workload_group"] for r in data}:
+        vals = sorted(float(r["input_size"]) for r in data if r["workload_group"] == group)
+        sizes[group] = round(vals[len(vals) // 2] / 1e9, 3)
+    cases = []
+    for job in sorted({(r["workload"], r["framework"]) for r in data}):
+        rows = [[r[a] for a in SCOUT_ATTRIBUTES] + [sizes[r["workload_group"]],
+                                                     r["elapsed_time_s"]]
+                for r in data if (r["workload"], r["framework"]) == job]
+        if len({r[-2] for r in rows}) < 2:
+            continue  # one data size only: nothing to learn about the load
+        name = "_".join(job)
+        attrs = (*SCOUT_ATTRIBUTES, "input_gb")
+        path = _write_rows(cache / "scout-load" / f"{name}.csv", [*attrs, "T"], rows)
+        n = len({tuple(r[:-1]) for r in rows})
+        cases.append(Case("scout-load", name, path, attrs, "real", n, {"runs": len(rows)},
+                          ("input_gb",)))
+    return cases
+
+
 def bell_cases(cache: Path, source: Path = BELL_CSV) -> list[Case]:
     with source.open(newline="") as fh:
         data = list(csv.DictReader(fh))
@@ -120,6 +151,8 @@ def load_suite(suite: str, cache: Path | None = None, size: int = DEFAULT_SIZE) 
         return scout_cases(cache)
     if suite == "bell":
         return bell_cases(cache)
+    if suite == "scout-load":
+        return scout_load_cases(cache)
     raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
 
 

@@ -1,5 +1,16 @@
 """After learning: run assignments the campaign never used, report the final model's accuracy
-on them, and calibrate its intervals on runs it never trained on."""
+on them, and calibrate its intervals on runs it never trained on.
+
+Calibration never touches the data that judges it (issue 9, item 5):
+
+* a replay's external test set only ever scores the model (MAPE and 90% coverage); the model
+  keeps its own leave-one-out calibration, or is calibrated on a separate calibration split
+  withheld from the planner (``nimo replay --calibration-split N``);
+* a live campaign's holdout runs are scored first (``holdout_mape_pct``,
+  ``holdout_coverage_90``: the coverage BEFORE any recalibration); only then is the exported
+  model recalibrated on them, so that a scheduler gets the best intervals there are. The
+  figures reported for it are never those of the recalibrated model.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +23,7 @@ import numpy as np
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
 from nimo.campaign.metrics import External, interval_coverage, mape_pct
 from nimo.errors import ConfigError
-from nimo.model.cost import EXTERNAL, HOLDOUT
+from nimo.model.cost import HOLDOUT
 from nimo.records import RunOutcome, RunPurpose, RunRequest
 from nimo.runner import Runner
 from nimo.store.base import Store
@@ -91,12 +102,14 @@ def _profile_s(outcome: RunOutcome) -> float:
 
 
 def with_calibrated_model(result: CampaignResult, holdout: External,
-                          external: External) -> CampaignResult:
-    """``result`` with its model's intervals calibrated on runs it never trained on: the
-    holdout runs, else the replay's external test set (their mean T). Only the intervals
-    change, never a prediction."""
-    cases, method = (holdout, HOLDOUT) if holdout else (external, EXTERNAL)
+                          calibration: External = ()) -> CampaignResult:
+    """``result`` with its model's intervals calibrated on runs it never trained on and that
+    no reported figure is computed from afterwards: the holdout runs (once scored), else a
+    calibration split withheld from the planner; with neither the model keeps its own
+    (leave-one-out) calibration. Never the external test set. Only the intervals change,
+    never a prediction."""
+    cases = holdout if holdout else calibration
     model = result.model
-    if not hasattr(model, "calibrated_on"):
+    if not cases or not hasattr(model, "calibrated_on"):
         return result
-    return dataclasses.replace(result, model=model.calibrated_on(cases, method))
+    return dataclasses.replace(result, model=model.calibrated_on(cases, HOLDOUT))

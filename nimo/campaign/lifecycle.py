@@ -5,7 +5,8 @@ from the stored design and seed, and a ``ResumingRunner`` re-tells every finishe
 of running it again. With a holdout, the campaign then runs it (status ``holdout``); the
 model handed over is calibrated and stored as the last version.
 
-Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``),
+Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``: scores only),
+``calibration`` (the same form: calibrates only),
 ``all_samples_s`` and ``holdout`` (N); ``owner`` (pid and host of the process executing the
 campaign) is written here.
 """
@@ -67,6 +68,14 @@ def external_cases(info: CampaignInfo) -> Cases:
     return [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
 
 
+def calibration_cases(info: CampaignInfo) -> Cases:
+    """The stored calibration split (withheld from the planner, never scored): (assignment,
+    mean measured T) pairs; empty unless asked for. A replay runner rebuilt from its spec
+    carries the same split as its ``calibration`` attribute, which ``execute`` reads when the
+    spec holds none."""
+    return [(dict(a), float(T)) for a, T in info.spec.get("calibration") or ()]
+
+
 def execute(
     store: Store | None, info: CampaignInfo, runner: Runner, *,
     observers: Sequence[Observer] = (),
@@ -90,8 +99,8 @@ def execute(
         holdout: Cases = []
         if int(info.spec.get("holdout") or 0):
             result, holdout = _holdout(store, info, campaign, resuming, log)
-        return _hand_over(store, info, with_calibrated_model(result, holdout,
-                                                             external_cases(info)))
+        calibration = calibration_cases(info) or list(getattr(runner, "calibration", ()))
+        return _hand_over(store, info, with_calibrated_model(result, holdout, calibration))
     finally:
         runner.close()
 

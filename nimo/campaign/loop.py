@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nimo.campaign.metrics import External, mape_pct
+from nimo.campaign.metrics import External, interval_coverage, mape_pct
 from nimo.errors import NimoError
 from nimo.planner.base import Planner
 from nimo.records import IterationRecord, RunOutcome, RunRequest
@@ -166,6 +166,9 @@ class Campaign:
             # The planner may refit after the last told run (e.g. when it stops); report the
             # accuracy of the model it hands over.
             final_extra.setdefault("external_mape_pct", mape_pct(model, self.external))
+            # its 90% interval on the same unseen runs (never calibrated on them)
+            final_extra.setdefault("external_coverage_90",
+                                   interval_coverage(model, self.external, 0.90))
         return CampaignResult(
             name=self.name,
             design=self.design,

@@ -31,7 +31,11 @@ def test_generated_shape() -> None:
         assert 0.01 <= app.noise <= 0.10 and 1 <= app.repeats <= 5
         assert 0.0 <= app.missing_fraction <= 0.41
         full = math.prod(len(v) for v in app.levels.values())
-        assert len(app.assignments) <= full <= appgen.MAX_GRID
+        # issue 9's unseen applications held 1,500 assignments: every app >= 1,000 before
+        # points are dropped, so that 2% of the all-samples time is >= ~12 runs
+        assert 1000 <= appgen.MIN_GRID <= full <= appgen.MAX_GRID
+        assert 0.59 * appgen.MIN_GRID <= len(app.assignments) <= full
+        assert max(len(v) for v in app.levels.values()) <= appgen.MAX_LEVELS
         for levels in app.levels.values():
             assert list(levels) == sorted(set(levels)) and len(levels) >= 2
 
@@ -53,7 +57,7 @@ def _point(app: appgen.AppSpec, a: tuple[float, ...]) -> dict[str, float]:
 
 
 def test_times_positive_and_finite_everywhere(tmp_path: Path) -> None:
-    for seed in SEEDS[:15]:
+    for seed in SEEDS[:8]:
         app = appgen.make_app(seed)
         for row in appgen.rows(app):
             assert math.isfinite(row["T"]) and row["T"] > 0

@@ -99,3 +99,45 @@ def test_a_campaign_stopped_by_a_broken_workbench_resumes_once_fixed(tmp_path) -
     with open_store(url) as store:
         assert store.campaign("b").status == "done"
         assert len(store.samples("b")) == 6
+
+
+class CalibratedLine:
+    """A model that records what its intervals were calibrated on."""
+
+    def __init__(self, on: tuple = ()) -> None:
+        self.on = on
+
+    def calibrated_on(self, cases, method):
+        return CalibratedLine((*self.on, (method, [T for _, T in cases])))
+
+    def to_dict(self) -> dict:
+        return {"on": [list(x) for x in self.on]}
+
+
+def test_calibration_never_uses_the_external_test_set() -> None:
+    from nimo.campaign import CampaignResult, with_calibrated_model
+
+    result = CampaignResult("c", {}, (), None, model=CalibratedLine())
+    held, calib = [({"cpu": 1.0}, 5.0)], [({"cpu": 2.0}, 7.0)]
+    assert with_calibrated_model(result, held, calib).model.on == (
+        ("holdout-studentized", [5.0]),)
+    assert with_calibrated_model(result, [], calib).model.on == (("holdout-studentized", [7.0]),)
+    assert with_calibrated_model(result, [], []) is result   # keeps its own (LOO) calibration
+
+
+def test_a_replay_campaign_calibrates_on_its_split_and_scores_on_external(monkeypatch) -> None:
+    external = [[SPACE.as_dict(c), true_T(SPACE.as_dict(c))] for c in SPACE.candidates[:4]]
+    calib = [(SPACE.as_dict(c), 1000.0 + i) for i, c in enumerate(SPACE.candidates[-3:])]
+    seen: list = []
+    from nimo.campaign import holdout
+
+    real = holdout.with_calibrated_model
+    monkeypatch.setattr(lifecycle, "with_calibrated_model",
+                        lambda r, h, c: seen.append((h, c)) or real(r, h, c))
+    info = lifecycle.new_campaign(None, "replay", None, None, 1, {"external": external})
+    runner = FakeRunner()
+    runner.calibration = calib  # what a ReplayRunner with --calibration-split carries
+    result = lifecycle.execute(None, info, runner)
+    assert seen == [([], calib)]
+    final = result.to_dict()["final"]
+    assert final["external_mape_pct"] is not None and "external_coverage_90" in final

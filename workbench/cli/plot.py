@@ -54,7 +54,8 @@ def _series(store: Any, name: str) -> dict[str, Any]:
         bounds = [model.predict_interval(a, LEVEL) for a, _ in external]
         predicted = [(T, p.mean) for (_, T), p in zip(external, bounds, strict=True)]
         intervals = [(p.lo, p.hi) for p in bounds]
-        calibrated_on_them = model.calibration.get("method") in (EXTERNAL, HOLDOUT)
+        calibrated_on_them = model.calibration.get("method") == (
+            EXTERNAL if source == "external test set" else HOLDOUT)
     holdout = (info.spec.get("holdout_result") or {}).get("holdout_mape_pct")
     return {
         "name": name,

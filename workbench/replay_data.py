@@ -1,0 +1,367 @@
+"""Reading a replay CSV: streamed, checked, repeats aggregated while reading.
+
+Memory grows with the distinct assignments, not the rows: each assignment keeps its run count,
+the sum of its T and at most ``MAX_REPEATS`` compact measurement rows (beyond that a seeded
+reservoir sample, so every recorded run has the same chance to be replayed); a ``Sample`` is
+built only when a run asks for it. On files with at most ``MAX_REPEATS`` measurements per
+assignment the dataset is exactly the one a read-everything reader builds.
+
+Limits (a refusal naming the column or the count, and the flag that lifts it):
+
+* ``max_levels``: distinct values of an attribute column found without ``--attributes`` (an
+  id, a timestamp or a measured column is not an attribute; a column of 204 values ran the
+  planner for 10 silent minutes);
+* ``max_assignments``: distinct assignments in the data (the candidate grid).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nimo.errors import DataError
+from nimo.records import Sample, occupancies
+from nimo.space import Assignment, Attribute, ResourceSpace
+
+RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
+# bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
+METADATA = ("run", "purpose", "host", "cost_s")
+OCCUPANCY_COLUMNS = ("o_a", "o_n", "o_d", "D")
+MAX_LEVELS = 50
+MAX_ASSIGNMENTS = 50_000
+MAX_REPEATS = 100
+SNIFF_ROWS = 50  # rows that decide whether a column is numeric
+_NEGATIVE = ("lat", "delay", "rtt")
+_NETWORK = ("lat", "delay", "rtt", "bw", "bandwidth", "rate", "mbit", "net")
+_STORAGE = ("disk", "storage", "iops", "io_")
+
+Row = tuple[float, ...]  # (T, line) | (T, U, D, line) | (T, D, U or NaN, o_a, o_n, o_d, line)
+
+
+def infer_attribute(name: str, levels: Sequence[float], load: bool = False) -> Attribute:
+    """An Attribute with direction and resource guessed from the column name (latency, delay
+    and RTT columns mean less capacity when larger; network/storage words set the resource).
+    A ``load`` column (input size, iterations, a job parameter: more = more work) has
+    direction -1 whatever its name."""
+    low = name.lower()
+    direction = -1 if load or any(w in low for w in _NEGATIVE) else 1
+    resource = (
+        "network" if any(w in low for w in _NETWORK)
+        else "storage" if any(w in low for w in _STORAGE)
+        else "compute"
+    )
+    return Attribute(name, tuple(levels), direction, resource)
+
+
+@dataclass
+class Repeats:
+    """The measurements of one assignment: their count, the sum of their T and at most
+    ``MAX_REPEATS`` compact rows."""
+
+    count: int = 0
+    sum_T: float = 0.0
+    rows: list[Row] = field(default_factory=list)
+
+    def add(self, row: Row, rnd: random.Random) -> None:
+        self.count += 1
+        self.sum_T += row[0]
+        if len(self.rows) < MAX_REPEATS:
+            self.rows.append(row)
+        else:  # reservoir sampling: each of the count rows kept with the same chance
+            j = rnd.randrange(self.count)
+            if j < MAX_REPEATS:
+                self.rows[j] = row
+
+    def mean_T(self) -> float:
+        if self.count == len(self.rows):
+            return float(np.mean([r[0] for r in self.rows]))
+        return self.sum_T / self.count
+
+
+class Runs(Mapping[Assignment, tuple[Sample, ...]]):
+    """Assignment -> its recorded samples, built from the compact rows on access."""
+
+    def __init__(self, names: Sequence[str], kind: str, data: Mapping[Assignment, Repeats]):
+        self._names, self._kind, self._data = tuple(names), kind, data
+
+    def __getitem__(self, a: Assignment) -> tuple[Sample, ...]:
+        assignment = dict(zip(self._names, a, strict=True))
+        return tuple(_sample(self._kind, dict(assignment), r) for r in self._data[a].rows)
+
+    def __iter__(self) -> Iterator[Assignment]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def repeats(self, a: Assignment) -> Repeats:
+        return self._data[a]
+
+
+def _sample(kind: str, assignment: dict[str, float], r: Row) -> Sample:
+    T, line = r[0], int(r[-1])
+    if kind == "direct":
+        return Sample(assignment=assignment, T=T, cost_s=T, meta={"line": line})
+    if kind == "derived":
+        U, D = r[1], r[2]
+        occ = occupancies(T, U, D)
+        return Sample(assignment=assignment, T=T, D=D, U=U, o_a=occ.o_a, o_n=occ.o_n,
+                      o_d=occ.o_d, cost_s=T, meta={"line": line, "split": "none"})
+    D, U, o_a, o_n, o_d = r[1:6]
+    return Sample(assignment=assignment, T=T, D=D, U=None if math.isnan(U) else U, o_a=o_a,
+                  o_n=o_n, o_d=o_d, cost_s=T, meta={"line": line})
+
+
+@dataclass(frozen=True)
+class ReplayDataset:
+    """Parsed measurements: per distinct assignment, the list of recorded samples. ``load``
+    names the attributes read as load (more = more work)."""
+
+    path: str
+    space: ResourceSpace
+    kind: str
+    runs: Mapping[Assignment, tuple[Sample, ...]]
+    load: tuple[str, ...] = ()
+
+    @property
+    def assignments(self) -> list[Assignment]:
+        return list(self.runs)
+
+    def mean_T(self, a: Assignment) -> float:
+        if isinstance(self.runs, Runs):
+            return self.runs.repeats(a).mean_T()
+        return float(np.mean([s.T for s in self.runs[a]]))
+
+    def all_samples_s(self) -> float:
+        """Learning time to measure every distinct assignment once (mean T of each)."""
+        return float(sum(self.mean_T(a) for a in self.runs))
+
+
+def _float(path: str, line: int, column: str, text: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise DataError(f"{path}:{line}: column {column!r} is not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise DataError(f"{path}:{line}: column {column!r} is not finite: {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """How to read one replay CSV (the options of ``load_dataset``)."""
+
+    attributes: Sequence[str] | None = None
+    time_column: str = "T"
+    where: Sequence[tuple[str, str]] = ()
+    load: Sequence[str] = ()
+    max_levels: int = MAX_LEVELS
+    max_assignments: int = MAX_ASSIGNMENTS
+
+
+def load_dataset(
+    path: str | Path,
+    attributes: Sequence[str] | None = None,
+    time_column: str = "T",
+    where: Sequence[tuple[str, str]] = (),
+    *,
+    load: Sequence[str] = (),
+    max_levels: int = MAX_LEVELS,
+    max_assignments: int = MAX_ASSIGNMENTS,
+) -> ReplayDataset:
+    """Read and check a replay CSV, streaming; errors name the file, line and column."""
+    spec = ReadSpec(attributes, time_column, where, tuple(load), max_levels, max_assignments)
+    return _Reader(str(path), spec).read()
+
+
+class _Reader:
+    """One pass over the CSV: header, attribute columns, then row by row."""
+
+    def __init__(self, path: str, spec: ReadSpec) -> None:
+        self.p, self.spec = path, spec
+        self.rnd = random.Random(0)
+
+    def read(self) -> ReplayDataset:
+        p, spec = self.p, self.spec
+        try:
+            fh = open(p, newline="")  # noqa: SIM115 - closed below
+        except OSError as e:
+            raise DataError(f"{p}: cannot read ({e.strerror})") from None
+        with fh:
+            reader = csv.reader(fh)
+            rows = _rows(p, reader)
+            header = _header(p, rows, spec.time_column)
+            sniff = [next(rows, None) for _ in range(SNIFF_ROWS)]
+            first = [r for r in sniff if r is not None]
+            names = _attribute_columns(p, header, first, spec)
+            data = self._aggregate(header, names, _chain(first, rows))
+        if not data:
+            raise DataError(f"{p}: no data rows"
+                            + (" match the --where filters" if spec.where else ""))
+        return _dataset(p, header, names, data, spec)
+
+    def _aggregate(self, header: list[str], names: list[str],
+                   rows: Iterator[tuple[int, list[str]]]) -> dict[Assignment, Repeats]:
+        p, spec = self.p, self.spec
+        col = {h: i for i, h in enumerate(header)}
+        kind = _kind(header)
+        where = [(col[c], v) for c, v in spec.where]
+        idx = [col[c] for c in names]
+        t_i = col[spec.time_column]
+        watch = spec.attributes is None
+        levels: list[set[float]] = [set() for _ in names]
+        data: dict[Assignment, Repeats] = {}
+        occ = [col[c] for c in ("D", "o_a", "o_n", "o_d")] if kind == "occupancy" else []
+        for line, row in rows:
+            if where and any((row[i] if i < len(row) else "").strip() != v for i, v in where):
+                continue
+            if len(row) != len(header):
+                raise DataError(f"{p}:{line}: expected {len(header)} fields")
+            point = _floats(p, line, row, idx, names)
+            T = _float(p, line, spec.time_column, row[t_i])
+            if T <= 0:
+                raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
+            reps = data.get(point)
+            if reps is None:
+                self._check_new(line, names, point, levels, watch, len(data))
+                reps = data[point] = Repeats()
+            reps.add(_compact(p, line, row, col, T, kind, occ), self.rnd)
+        return data
+
+    def _check_new(self, line: int, names: Sequence[str], point: Assignment,
+                   levels: list[set[float]], watch: bool, known: int) -> None:
+        """Refuse a new assignment beyond the limits (levels only for columns not named)."""
+        p, spec = self.p, self.spec
+        if known >= spec.max_assignments:
+            raise DataError(
+                f"{p}:{line}: more than {spec.max_assignments} distinct assignments "
+                f"(limit of --max-assignments)",
+                hint="name fewer attribute columns with --attributes, keep fewer rows with "
+                "--where, or raise the limit with --max-assignments N")
+        if not watch:
+            return
+        for k, v in enumerate(point):
+            levels[k].add(v)
+            if len(levels[k]) > spec.max_levels:
+                raise DataError(
+                    f"{p}:{line}: column {names[k]!r} has more than {spec.max_levels} distinct "
+                    f"values (limit of --max-levels for columns found without --attributes)",
+                    hint="name the attribute columns with --attributes (an id, a timestamp or "
+                    "a measured value is not an attribute), or raise the limit with "
+                    "--max-levels N")
+
+
+def _rows(p: str, reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
+    """(row number as DictReader counts it, fields) of every non-blank row; the header is
+    row 1."""
+    n = 0
+    try:
+        for row in reader:
+            if row:
+                n += 1
+                yield n, row
+    except csv.Error as e:
+        raise DataError(f"{p}:{getattr(reader, 'line_num', n)}: malformed CSV ({e})") from None
+
+
+def _header(p: str, rows: Iterator[tuple[int, list[str]]], time_column: str) -> list[str]:
+    first = next(rows, None)
+    if first is None:
+        raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} column)")
+    return [h.strip() for h in first[1]]
+
+
+def _chain(first: list[tuple[int, list[str]]], rest: Iterator[tuple[int, list[str]]]
+           ) -> Iterator[tuple[int, list[str]]]:
+    yield from first
+    yield from rest
+
+
+def _kind(header: Sequence[str]) -> str:
+    if all(c in header for c in OCCUPANCY_COLUMNS):
+        return "occupancy"
+    return "derived" if "U" in header and "D" in header else "direct"
+
+
+def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str]
+            ) -> tuple[float, ...]:
+    """The finite numbers in columns ``idx`` (fast path; the checked one names the column)."""
+    try:
+        vals = tuple([float(row[i]) for i in idx])
+        if all(map(math.isfinite, vals)):
+            return vals
+    except ValueError:
+        pass
+    return tuple(_float(p, line, n, row[i]) for n, i in zip(names, idx, strict=True))
+
+
+def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
+             kind: str, occ: Sequence[int] = ()) -> Row:
+    """The measurement of one row as floats (checked; the line number last)."""
+    if kind == "direct":
+        return (T, float(line))
+    if kind == "derived":
+        U = _float(p, line, "U", row[col["U"]])
+        D = _float(p, line, "D", row[col["D"]])
+        occupancies(T, U, D)  # checks U in [0, 1] and D > 0 now, not at the first run
+        return (T, U, D, float(line))
+    D, o_a, o_n, o_d = _floats(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
+    u_text = row[col["U"]] if "U" in col else ""
+    U = _float(p, line, "U", u_text) if u_text != "" else math.nan
+    return (T, D, U, o_a, o_n, o_d, float(line))
+
+
+def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, list[str]]],
+                       spec: ReadSpec) -> list[str]:
+    """The attribute columns: those named (checked), else every numeric non-reserved one."""
+    columns = "columns: " + ", ".join(header)
+    if spec.time_column not in header:
+        raise DataError(f"{p}:1: no {spec.time_column!r} column (the run time in seconds)",
+                        hint=columns)
+    for c, _ in spec.where:
+        if c not in header:
+            raise DataError(f"{p}:1: --where column {c!r} not in the data", hint=columns)
+    reserved = {*RESERVED, *METADATA, spec.time_column}
+    attributes = spec.attributes
+    if attributes is None:
+        attributes = [h for i, h in enumerate(header)
+                      if h not in reserved and _numeric_column(first, i)]
+    for a in attributes:
+        if a not in header:
+            raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
+        if a in reserved:
+            raise DataError(f"{p}:1: {a!r} is a reserved column, not an attribute")
+    if not attributes:
+        raise DataError(f"{p}: no numeric attribute columns found",
+                        hint="name them with --attributes")
+    for a in spec.load:
+        if a not in attributes:
+            raise DataError(f"{p}:1: --load column {a!r} is not an attribute column",
+                            hint="attributes: " + ", ".join(attributes))
+    return list(attributes)
+
+
+def _numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
+    try:
+        for _, row in first:
+            float(row[i])
+        return True
+    except (TypeError, ValueError, IndexError):
+        return False
+
+
+def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],
+             spec: ReadSpec) -> ReplayDataset:
+    kind = _kind(header)
+    levels = {c: sorted({a[i] for a in data}) for i, c in enumerate(names)}
+    load = tuple(spec.load)
+    space = ResourceSpace(tuple(infer_attribute(c, levels[c], c in load) for c in names),
+                          tuple(data))
+    return ReplayDataset(p, space, "direct" if kind == "direct" else "occupancy",
+                         Runs(names, kind, data), load)
