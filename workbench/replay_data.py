@@ -47,8 +47,8 @@ Row = tuple[float, ...]  # (T, line) | (T, U, D, line) | (T, D, U or NaN, o_a, o
 def infer_attribute(name: str, levels: Sequence[float], load: bool = False) -> Attribute:
     """An Attribute with direction and resource guessed from the column name (latency, delay
     and RTT columns mean less capacity when larger; network/storage words set the resource).
-    A ``load`` column (input size, iterations, a job parameter: more = more work) has
-    direction -1 whatever its name."""
+    A ``load`` column (input size, iterations, a job parameter: more = more work) is marked
+    ``Attribute.load`` and has direction -1 whatever its name."""
     low = name.lower()
     direction = -1 if load or any(w in low for w in _NEGATIVE) else 1
     resource = (
@@ -56,7 +56,7 @@ def infer_attribute(name: str, levels: Sequence[float], load: bool = False) -> A
         else "storage" if any(w in low for w in _STORAGE)
         else "compute"
     )
-    return Attribute(name, tuple(levels), direction, resource)
+    return Attribute(name, tuple(levels), direction, resource, load=load)
 
 
 @dataclass
