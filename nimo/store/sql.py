@@ -31,8 +31,8 @@ from nimo.records import (
 from nimo.store import convert
 from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
-from nimo.store.types import Lease, ModelVersion
 from nimo.store.schema import ensure_schema
+from nimo.store.types import Lease, ModelVersion
 from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
 
 
@@ -155,9 +155,9 @@ class SqlStore(Store):
             cid = self._cid(s, name)
             n = len(s.exec(select(t.RunRow.id).where(t.RunRow.campaign_id == cid)).all())
             for table in (t.SampleRow, t.ModelRow, t.IterationRow, t.RunRow, t.AssignmentRow):
-                s.exec(delete(table).where(table.campaign_id == cid))  # type: ignore[call-overload]
-            s.exec(delete(t.LeaseRow).where(t.LeaseRow.campaign == name))  # type: ignore[call-overload]
-            s.exec(delete(t.CampaignRow).where(t.CampaignRow.id == cid))  # type: ignore[call-overload]
+                s.execute(delete(table).where(col(table.campaign_id) == cid))
+            s.execute(delete(t.LeaseRow).where(col(t.LeaseRow.campaign) == name))
+            s.execute(delete(t.CampaignRow).where(col(t.CampaignRow.id) == cid))
             return n
 
     # -- runs and samples ------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_executor_runs import A, Lab, app_runs, runner_on
 
 from nimo.records import RunRequest, RunStatus
 from workbench.emulation.cgroups import ENTER_SCRIPT
@@ -13,8 +14,6 @@ from workbench.errors import HostError, HostRefused, RemoteCommandFailed
 from workbench.executor.stops import FailureBudgetExceeded, FatalSetupError, fatal_cause
 from workbench.remote import CommandResult
 from workbench.testing import FakeApp
-
-from test_executor_runs import A, Lab, app_runs, runner_on
 
 RETRYING = {"on_failure": "continue", "retries": 3}
 
@@ -62,9 +61,9 @@ def test_a_dropped_connection_is_still_transient(tmp_path):
 def test_a_missing_tool_is_fatal(tmp_path):
     lab = Lab()
     lab.host("c1").on(r"^mkdir -p ", exit_code=127, stderr="sh: 1: mkdir: not found")
-    with runner_on(tmp_path, lab, policies=RETRYING) as runner:
-        with pytest.raises(FatalSetupError, match=r"not installed \(`mkdir`, exit 127\)"):
-            runner.run(RunRequest(1, A, "train"))
+    with (runner_on(tmp_path, lab, policies=RETRYING) as runner,
+          pytest.raises(FatalSetupError, match=r"not installed \(`mkdir`, exit 127\)")):
+        runner.run(RunRequest(1, A, "train"))
 
 
 def test_max_failures_stops_instead_of_recording_more_failures(tmp_path):

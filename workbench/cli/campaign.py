@@ -10,7 +10,6 @@ action runs, never when the parser is built.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -158,7 +157,7 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
     for problem in judged.problems:
         print(f"{doc['name']}: {problem}")
     reason = doc["stopped_because"] or "-"
-    parts = [f"{doc['name']}: ended by {stop_kind(reason)} ({reason})",
+    parts = [f"{doc['name']}: stopped by {stop_kind(reason)} ({reason})",
              f"runs {final['runs']}", f"learning time {format_duration(final['acquisition_s'])}"]
     for key, label in (("external_mape_pct", "external MAPE"),
                        ("holdout_mape_pct", "holdout MAPE")):

@@ -34,8 +34,8 @@ from workbench.emulation import (
 )
 from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
 from workbench.executor.hosts import HostPool
-from workbench.executor.stops import FatalSetupError, fatal_cause
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
+from workbench.executor.stops import FatalSetupError, fatal_cause
 from workbench.inventory import Host, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile

@@ -199,7 +199,8 @@ class Connection:
                 return HostRefused(f"{self.name}: host key of {self.address} is not in "
                                  f"{self.known_hosts or 'known_hosts'}")
             if handshake_done:  # failed while authenticating: not transient
-                return HostRefused(f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
+                return HostRefused(
+                    f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
         if isinstance(e, ValueError):  # unparsable key file
             return HostRefused(f"{self.name}: cannot use key file {self.key_file}: {e}")
         return None
