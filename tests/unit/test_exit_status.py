@@ -104,7 +104,7 @@ def test_fatal_setup_error_exits_2_with_one_line(fake, capsys) -> None:
         assert [r.run for r in store.runs("c") if r.status is RunStatus.FAILED] == []
 
 
-def test_ctrl_c_exits_130_and_sigterm_143(fake, capsys) -> None:
+def test_ctrl_c_exits_130_and_sigterm_143(fake, capsys, monkeypatch) -> None:
     url, _ = fake(FakeRunner(crash_at=3))
     assert resume(url) == 130
     assert "interrupted" in capsys.readouterr().err and status(url)[0] == "interrupted"
@@ -115,7 +115,7 @@ def test_ctrl_c_exits_130_and_sigterm_143(fake, capsys) -> None:
                 os.kill(os.getpid(), signal.SIGTERM)
             return super().run(request)
 
-    campaigns.open_runner_for = lambda info: Killed()  # type: ignore[assignment]
+    monkeypatch.setattr(campaigns, "open_runner_for", lambda info: Killed())
     assert resume(url) == 128 + signal.SIGTERM
     assert status(url)[0] == "interrupted"
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back
