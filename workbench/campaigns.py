@@ -196,7 +196,7 @@ def check_json_target(path: str | Path | None) -> None:
         raise FileAccessError(f"--json {p}: is a directory", hint="give a file name")
     if not parent.is_dir():
         raise FileAccessError(f"--json {p}: directory {parent} does not exist",
-                              hint=f"create it first (mkdir -p {parent})")
+                              hint=f"create it first: mkdir -p {parent}")
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise FileAccessError(f"--json {p}: not writable")
 
