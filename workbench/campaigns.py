@@ -17,18 +17,27 @@ Stored campaign spec (``CampaignInfo.spec``), by kind:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nimo.campaign import CampaignResult, execute, new_campaign
-from nimo.errors import FileAccessError, StoreError
-from nimo.records import CampaignInfo, CampaignKind, StoredRun
+from nimo.campaign import CampaignResult, Observer, execute, new_campaign
+from nimo.errors import FileAccessError, StoreError, one_line
+from nimo.records import (
+    CampaignInfo,
+    CampaignKind,
+    CampaignStatus,
+    IterationRecord,
+    RunOutcome,
+    StoredRun,
+)
 from nimo.runner import Runner
 from nimo.store import Store, open_store
 from workbench.cli.progress import ProgressTable
@@ -52,6 +61,7 @@ def launch_replay(
     ``name`` both None nothing is stored; with a name and no URL the default store is used.
     Raises ``StoreError`` if ``name`` exists.
     """
+    check_json_target(json_out)
     spec = {
         **runner_entry(CampaignKind.REPLAY).stored_spec(runner.spec()),
         "external": [[dict(a), float(T)] for a, T in runner.external],
@@ -65,11 +75,15 @@ def launch_replay(
 def launch_live(
     inventory_path: str | Path, *, design: Any = None, seed: int = 0, holdout: int = 0,
     store_url: str | None = None, name: str | None = None, json_out: str | Path | None = None,
-    progress: bool = True,
+    progress: bool = True, doctor: bool = False,
 ) -> CampaignResult:
     """Run a live campaign on the inventory's hosts (``workbench.executor.SSHRunner``);
     with ``holdout`` N, then run N random unused assignments and report
-    ``final.holdout_mape_pct`` and ``final.overhead_s_per_run``."""
+    ``final.holdout_mape_pct`` and ``final.overhead_s_per_run``. With ``doctor``, the hosts
+    are checked first (``workbench.doctor.preflight``): a blocker stops it before any run."""
+    check_json_target(json_out)
+    if doctor:
+        preflight(inventory_path)
     entry = runner_entry(CampaignKind.LIVE)
     runner = entry.build({"inventory": str(Path(inventory_path).resolve())})
     spec = {**entry.stored_spec(runner.spec()), "holdout": int(holdout),
@@ -80,18 +94,22 @@ def launch_live(
 
 def resume(
     name: str, *, store_url: str | None = None, json_out: str | Path | None = None,
-    progress: bool = True, runner_factory: RunnerFactory | None = None,
+    progress: bool = True, runner_factory: RunnerFactory | None = None, doctor: bool = False,
 ) -> CampaignResult:
     """Continue a stopped or crashed campaign exactly where it was (no finished run repeated).
 
     The run that was in flight is marked interrupted (live: its hosts are cleaned) and run
     again. Also starts a queued campaign (``nimo serve``). The runner is rebuilt from the
-    stored spec (``workbench.runners``) unless ``runner_factory`` is given.
+    stored spec (``workbench.runners``) unless ``runner_factory`` is given. With ``doctor``,
+    a live campaign's hosts are checked first (``workbench.doctor.preflight``).
     """
+    check_json_target(json_out)
     store = open_store(store_url)
     try:
         info = store.campaign(name)
         _refuse_if_alive(info)
+        if doctor and info.kind == CampaignKind.LIVE:
+            preflight(info.spec["inventory"])
         runner = (runner_factory or open_runner_for)(info)
         if runner_factory is None:
             info = _complete_replay_spec(store, info, runner)
@@ -123,11 +141,64 @@ def _launch(
 
 def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
              json_out: str | Path | None, progress: bool) -> CampaignResult:
-    """``lifecycle.execute`` with the progress table, then the JSON document."""
-    result = execute(store, info, runner, observers=[ProgressTable()] if progress else [])
+    """``lifecycle.execute`` with the progress table, the JSON document rewritten after
+    every run; a campaign the executor stopped (fatal error, failure policy) is marked
+    ``failed`` with the reason, and the error propagates."""
+    from workbench.executor.stops import CampaignStopped
+
+    observers: list[Observer] = [ProgressTable()] if progress else []
+    if json_out is not None and str(json_out) != "-":
+        observers.append(JsonStream(info, json_out))
+    try:
+        result = execute(store, info, runner, observers=observers)
+    except CampaignStopped as e:
+        if store is not None:
+            store.set_status(info.name, CampaignStatus.FAILED, stopped_because=one_line(e))
+        raise
     if json_out is not None:
         write_json(result, json_out)
     return result
+
+
+def preflight(inventory_path: str | Path) -> None:
+    """``nimo doctor`` on the inventory's hosts; its first blocker as a one-line error."""
+    from workbench.doctor import preflight as check
+
+    check(str(inventory_path))
+
+
+class JsonStream(Observer):
+    """Rewrites the ``--json`` document (atomically) after every told run, so a crash or a
+    kill leaves the campaign so far; ``stopped_because`` stays null until it ends."""
+
+    def __init__(self, info: CampaignInfo, path: str | Path) -> None:
+        self.info = info
+        self.path = path
+        self.records: list[IterationRecord] = []
+
+    def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
+        self.records.append(record)
+        partial = CampaignResult(
+            name=self.info.name, design=self.info.design, iterations=tuple(self.records),
+            stopped_because=None, model=model, all_samples_s=self.info.spec.get("all_samples_s"),
+            final_extra={"in_progress": True})
+        write_json(partial, self.path)
+
+
+def check_json_target(path: str | Path | None) -> None:
+    """Refuse, before anything runs, a ``--json`` path that cannot be written: its directory
+    must exist and be writable, and the path must not be a directory."""
+    if path is None or str(path) == "-":
+        return
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise FileAccessError(f"--json {p}: is a directory", hint="give a file name")
+    if not parent.is_dir():
+        raise FileAccessError(f"--json {p}: directory {parent} does not exist",
+                              hint=f"create it first: mkdir -p {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise FileAccessError(f"--json {p}: not writable")
 
 
 def _complete_replay_spec(store: Store, info: CampaignInfo, runner: Runner) -> CampaignInfo:
@@ -162,14 +233,25 @@ def _refuse_if_alive(info: CampaignInfo) -> None:
 
 
 def write_json(result: CampaignResult, path: str | Path) -> Path:
-    """Write ``result.to_dict()`` (non-finite numbers as null); ``-`` means stdout."""
+    """Write ``result.to_dict()`` (non-finite numbers as null) atomically (a temporary file
+    renamed over ``path``); ``-`` means stdout."""
     text = json.dumps(_finite(result.to_dict()), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         print(text, end="")
         return Path("-")
     path = Path(path)
     try:
-        path.write_text(text, encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                   dir=path.parent if str(path.parent) else ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)  # readers see the old document or the new one, never half
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as e:
         raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
     return path
@@ -185,4 +267,4 @@ def _finite(v: Any) -> Any:
     return v
 
 
-__all__ = ["launch_live", "launch_replay", "resume", "write_json"]
+__all__ = ["check_json_target", "launch_live", "launch_replay", "resume", "write_json"]

@@ -31,6 +31,12 @@ class HostError(WorkbenchError):
     host key, or drops the connection."""
 
 
+class HostRefused(HostError):
+    """Raised when a host refuses us for good: our key is rejected or missing, its host key
+    is unknown or changed, or the known_hosts file is missing. Never transient: retrying
+    cannot help, so a campaign stops at once."""
+
+
 class RemoteCommandFailed(WorkbenchError):
     """Raised when a remote command exits non-zero; ``.result`` holds its ``CommandResult``
     and ``str()`` shows host, command, exit code and the tail of stderr."""

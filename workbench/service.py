@@ -179,11 +179,15 @@ class Service:
             self.store.release_hosts(name, self.owner)
 
     def _failed(self, name: str, error: Exception) -> None:
+        """Queue the campaign again once, or mark it failed; a fatal setup error or the
+        failure policy (``CampaignStopped``) fails it at once: a retry would fail alike."""
+        from workbench.executor.stops import CampaignStopped
+
         info = self.store.campaign(name)
         attempts = int(info.spec.get("service_attempts") or 0) + 1
         self.store.update_spec(name, service_attempts=attempts)
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        if attempts < self.campaign_attempts:
+        if attempts < self.campaign_attempts and not isinstance(error, CampaignStopped):
             self.store.set_status(name, CampaignStatus.QUEUED, stopped_because=reason)
             log.warning("%s failed (%s); queued again (attempt %d)", name, reason, attempts + 1)
         else:

@@ -13,9 +13,10 @@ from nimo.store.types import Lease, ModelVersion
 from nimo.store.urls import DEFAULT_URL, default_url, mask_url, normalise_url
 
 
-def open_store(url: str | None = None) -> SqlStore:
-    """Open (and create the tables of) the store at ``url`` (default: ``default_url()``)."""
-    return SqlStore(url)
+def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
+    """Open (and create or upgrade the tables of) the store at ``url`` (default:
+    ``default_url()``); with ``create`` False a missing SQLite file is an error."""
+    return SqlStore(url, create=create)
 
 
 __all__ = [

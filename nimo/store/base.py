@@ -64,6 +64,11 @@ class Store(abc.ABC):
     def update_spec(self, name: str, **changes: Any) -> CampaignInfo:
         """Merge ``changes`` into the campaign's spec."""
 
+    @abc.abstractmethod
+    def delete_campaign(self, name: str) -> int:
+        """Delete the campaign with its runs, samples, log, models and leases; returns the
+        number of runs deleted (``StoreError`` if there is no such campaign)."""
+
     # -- runs and samples ------------------------------------------------------------
     @abc.abstractmethod
     def queue_runs(self, name: str, requests: Iterable[RunRequest]) -> None:

@@ -103,6 +103,14 @@ class MemoryStore(Store):
             c = self._get(name)
             return self._update(c, spec={**c.info.spec, **convert.jsonable(changes)})
 
+    def delete_campaign(self, name: str) -> int:
+        with self._lock:
+            n = len(self._get(name).runs)
+            del self._campaigns[name]
+            self._leases = {h: lease for h, lease in self._leases.items()
+                            if lease.campaign != name}
+            return n
+
     # -- runs and samples ------------------------------------------------------------
     def queue_runs(self, name: str, requests: Iterable[RunRequest]) -> None:
         with self._lock:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, delete, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
@@ -31,26 +31,33 @@ from nimo.records import (
 from nimo.store import convert
 from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
+from nimo.store.schema import ensure_schema
 from nimo.store.types import Lease, ModelVersion
-from nimo.store.urls import default_url, mask_url, normalise_url
+from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
 
 
 class SqlStore(Store):
     """``Store`` in SQL tables (``nimo.store.tables``)."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, *, create: bool = True) -> None:
+        """Open the store at ``url`` (default ``default_url()``), creating or upgrading its
+        tables (``nimo.store.schema``). With ``create`` False a SQLite file that does not
+        exist is an error instead of a new empty store (read-only commands)."""
         raw = url or default_url()
         self.url = mask_url(raw)
         try:
             sa_url = normalise_url(raw)
             is_sqlite = sa_url.startswith("sqlite")
+            if not create:
+                refuse_missing_file(sa_url, self.url)
             args: dict[str, Any] = {"timeout": 60, "check_same_thread": False} if is_sqlite else {
                 "connect_timeout": 10
             }
             self.engine: Engine = create_engine(sa_url, connect_args=args, pool_pre_ping=True)
             if is_sqlite:
                 event.listen(self.engine, "connect", _sqlite_pragmas)
-            SQLModel.metadata.create_all(self.engine)
+            self.schema_found = ensure_schema(
+                self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url)
         except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError) as e:
             raise StoreError(f"cannot open store {self.url}: {one_line(e)}") from e
 
@@ -142,6 +149,16 @@ class SqlStore(Store):
             row.updated_at = time.time()
             s.add(row)
             return convert.campaign_info(row)
+
+    def delete_campaign(self, name: str) -> int:
+        with self.session_scope() as s:
+            cid = self._cid(s, name)
+            n = len(s.exec(select(t.RunRow.id).where(t.RunRow.campaign_id == cid)).all())
+            for table in (t.SampleRow, t.ModelRow, t.IterationRow, t.RunRow, t.AssignmentRow):
+                s.execute(delete(table).where(col(table.campaign_id) == cid))
+            s.execute(delete(t.LeaseRow).where(col(t.LeaseRow.campaign) == name))
+            s.execute(delete(t.CampaignRow).where(col(t.CampaignRow.id) == cid))
+            return n
 
     # -- runs and samples ------------------------------------------------------------
     def _assignment_id(self, s: Session, cid: int, assignment: Mapping[str, float]) -> int:

@@ -45,7 +45,7 @@ class StoreContract:
     checks = (
         "campaign_roundtrip", "unknown_campaign", "duplicate_name", "campaign_lifecycle",
         "run_lifecycle", "no_duplicate_samples", "interrupted_runs", "reopened_runs",
-        "iterations_upsert", "model_versions", "leases_atomic",
+        "iterations_upsert", "model_versions", "leases_atomic", "delete_campaign",
     )
 
     def run_all(self, make_store: Callable[[], Store], prefix: str) -> None:
@@ -187,3 +187,54 @@ class StoreContract:
         assert store.acquire_hosts(f"{name}-c", h[:2], owner="svc")
         log = [lg for lg in store.lease_log() if lg.host == h[0]]
         assert [lg.campaign for lg in log] == [a, f"{name}-c"] and log[0].released_at is not None
+
+    def check_delete_campaign(self, store: Store, name: str) -> None:
+        other = f"{name}-kept"
+        for n in (name, other):
+            store.create_campaign(n, "replay", design=DESIGN)
+            store.queue_runs(n, [_outcome(1, 5.0).request, _outcome(2, 6.0).request])
+            store.record_outcome(n, _outcome(1, 5.0))
+            store.record_iteration(n, IterationRecord(1, {"cpu": 1.0}, "train", "f_a", {},
+                                                      5.0, None))
+            store.save_model(n, 1, {"v": 1})
+        assert store.acquire_hosts(name, [f"{name}-h1"], "me")
+        assert store.delete_campaign(name) == 2
+        _raises(lambda: store.campaign(name), name)
+        assert name not in [c.name for c in store.campaigns()]
+        assert all(lease.campaign != name for lease in store.leases())
+        assert len(store.runs(other)) == 2 and len(store.samples(other)) == 1
+        assert len(store.models(other)) == 1 and len(store.iterations(other)) == 1
+        _raises(lambda: store.delete_campaign(name), name)
+        store.create_campaign(name, "replay", design=DESIGN)  # the name is free again
+        assert store.runs(name) == [] and store.models(name) == []
+
+
+def check_schema_versions(url: str, open_store: Callable[[str], Store]) -> None:
+    """On an empty database at ``url``: a new store records the current schema version; a
+    store from before versions (no ``nimo_schema``) is upgraded on open with its campaigns
+    intact; a store of a newer version is refused with one line and left unchanged."""
+    from sqlalchemy import text
+
+    from nimo.store.schema import SCHEMA_TABLE, SCHEMA_VERSION, set_version
+
+    store = open_store(url)
+    engine = store.engine  # type: ignore[attr-defined]
+    assert store.schema_found == SCHEMA_VERSION  # type: ignore[attr-defined]
+    store.create_campaign("old", "replay", design=DESIGN, seed=3)
+    store.record_outcome("old", _outcome(1, 5.0))
+    with engine.begin() as conn:  # make it a version-1 store
+        conn.execute(text(f"DROP TABLE {SCHEMA_TABLE}"))
+    store.close()
+
+    upgraded = open_store(url)
+    assert upgraded.schema_found == 1  # type: ignore[attr-defined]
+    assert upgraded.campaign("old").seed == 3 and len(upgraded.samples("old")) == 1
+    upgraded.close()
+    again = open_store(url)
+    assert again.schema_found == SCHEMA_VERSION  # type: ignore[attr-defined]
+    set_version(again.engine, SCHEMA_VERSION + 1)  # type: ignore[attr-defined]
+    again.close()
+
+    e = _raises(lambda: open_store(url), f"schema version {SCHEMA_VERSION + 1}",
+                f"newer than this nimo's {SCHEMA_VERSION}")
+    assert "\n" not in str(e)

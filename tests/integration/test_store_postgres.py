@@ -83,3 +83,24 @@ def test_replay_campaign_killed_and_resumed_on_postgres(tmp_path) -> None:
         assert done_before >= 5 and store.campaign(name).status == "done"
     finally:
         store.close()
+
+
+def test_postgres_schema_versions() -> None:
+    """Schema version recorded, upgraded, a newer one refused: on a database of its own."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from nimo.store import normalise_url
+    from nimo.store.testing import check_schema_versions
+
+    db = f"nimo_schema_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(normalise_url(URL), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{db}"'))
+    try:
+        url = make_url(normalise_url(URL)).set(database=db).render_as_string(hide_password=False)
+        check_schema_versions(url, open_store)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
+        admin.dispose()

@@ -13,6 +13,7 @@ from nimo.runner import Runner
 from workbench.emulation.cgroups import ENTER_SCRIPT
 from workbench.errors import CommandTimeout, HostError
 from workbench.executor import SSHRunner, open_runner
+from workbench.executor.stops import FailureBudgetExceeded
 from workbench.profiles import ProfileCache
 from workbench.remote import CommandResult
 from workbench.testing import FakeApp, FakeHost
@@ -176,14 +177,17 @@ def test_repeats_take_the_median_t(tmp_path):
     assert out.sample.meta["repeats_T"] == pytest.approx([5.0, 3.0, 4.0])
 
 
-def test_run_many_uses_every_lane_and_the_stop_policy_skips_the_rest(tmp_path):
+def test_run_many_uses_every_lane_and_the_stop_policy_stops_the_campaign(tmp_path):
     lab = Lab(FakeApp(exit_code=1))
     policies = {"on_failure": "stop", "retries": 0}
     seen = []
     with runner_on(tmp_path, lab, policies=policies) as runner:
-        outs = runner.run_many([RunRequest(i, A, "train") for i in (1, 2, 3, 4, 5)],
-                               seen.append)
-    assert [o.request.run for o in outs] == [1, 2, 3, 4, 5] and len(seen) == 5
-    assert all(o.status is RunStatus.FAILED for o in outs)
-    assert sum(o.reason.startswith("not run: stopped after run") for o in outs) >= 3
-    assert runner.stopped_because.endswith("(policies.on_failure: stop)")
+        with pytest.raises(FailureBudgetExceeded, match=r"policies.on_failure: stop"):
+            runner.run_many([RunRequest(i, A, "train") for i in (1, 2, 3, 4, 5)], seen.append)
+        # the two lanes each finished the run they had started; nothing else was run
+        assert sorted(o.request.run for o in seen) == [1, 2]
+        assert all(o.status is RunStatus.FAILED and "not run" not in o.reason for o in seen)
+        assert {h: len(app_runs(lab.host(h))) for h in ("c1", "c2")} == {"c1": 1, "c2": 1}
+        assert runner.stopped_because.endswith("(policies.on_failure: stop)")
+        with pytest.raises(FailureBudgetExceeded):  # and no later batch starts either
+            runner.run(RunRequest(6, A, "train"))

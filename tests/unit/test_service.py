@@ -130,6 +130,29 @@ def test_a_campaign_that_keeps_failing_is_marked_failed(tmp_path) -> None:
         assert store.leases() == []
 
 
+def test_a_fatal_setup_error_fails_the_campaign_without_requeueing(tmp_path) -> None:
+    from workbench.executor.stops import FatalSetupError
+
+    url = f"sqlite:///{tmp_path}/serve.db"
+    with open_store(url) as store:
+        _queue(store, "refused", ["h9"], seed=1)
+
+    def factory(info):
+        raise FatalSetupError("h9: host key mismatch for 192.0.2.9")
+
+    service = Service(url, poll_s=0.05, campaign_attempts=3, runner_factory=factory)
+    service.start()
+    try:
+        _wait_idle(service)
+    finally:
+        service.shutdown()
+    with open_store(url) as store:
+        info = store.campaign("refused")
+        assert info.status == "failed" and info.spec["service_attempts"] == 1
+        assert info.stopped_because == "FatalSetupError: h9: host key mismatch for 192.0.2.9"
+        assert store.leases() == []
+
+
 def test_remeasure_empties_running_campaigns_profile_caches(tmp_path) -> None:
     class Cache(dict):
         pass

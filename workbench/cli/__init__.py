@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "serve": "workbench.cli.serve",
     "lab": "workbench.cli.lab",
     "clean": "workbench.cli.clean",
+    "doctor": "workbench.cli.doctor",
 }
 
 

@@ -1,20 +1,25 @@
-"""``nimo campaign run|resume|status|log|list|submit``: campaigns people can run, leave,
-resume and hand to the service."""
+"""``nimo campaign run|resume|status|log|samples|list|submit|delete``: campaigns people can
+run, leave, resume and hand to the service.
+
+``run`` and ``resume`` exit with the statuses of ``workbench.exitstatus`` (0 only when the
+campaign ended by its stop rule with a model); the read-only actions live in
+``workbench.cli.campaign_show``. Heavy modules (the store, the executor) are imported when an
+action runs, never when the parser is built.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from nimo.errors import ConfigError
-from nimo.records import CampaignKind, CampaignStatus, RunPurpose, RunStatus
-from nimo.store import default_url, open_store
-from workbench.cli.progress import format_duration, format_pct, format_record
-from workbench.options import add_flags, from_args
-from workbench.replay import ReplayOptions
+from workbench.cli import campaign_show as show
+
+DEFAULT_STORE = "sqlite:///./nimo.db"
 
 
 def register(subparsers: Any) -> None:
@@ -36,26 +41,21 @@ def register(subparsers: Any) -> None:
     _output_options(res)
     res.set_defaults(func=cmd_resume)
 
-    st = sub.add_parser("status", help="state, runs and errors of a campaign")
-    st.add_argument("name", metavar="NAME")
-    _store_option(st)
-    st.set_defaults(func=cmd_status)
+    show.register(sub, _store_option)
 
-    lg = sub.add_parser("log", help="convergence log of a campaign")
-    lg.add_argument("name", metavar="NAME")
-    _store_option(lg)
-    lg.set_defaults(func=cmd_log)
+    dl = sub.add_parser("delete", help="delete a campaign and everything stored with it")
+    dl.add_argument("name", metavar="NAME")
+    dl.add_argument("--force", action="store_true",
+                    help="also when the store says it is running (its process is gone)")
+    _store_option(dl)
+    dl.set_defaults(func=cmd_delete)
 
-    sm = sub.add_parser("samples", help="a campaign's measured samples as a replay CSV")
-    sm.add_argument("name", metavar="NAME")
-    sm.add_argument("-o", "--output", default="-", metavar="OUT.csv",
-                    help="where to write the CSV (default: stdout)")
-    _store_option(sm)
-    sm.set_defaults(func=cmd_samples)
+    _register_submit(sub)
 
-    ls = sub.add_parser("list", help="campaigns in the store")
-    _store_option(ls)
-    ls.set_defaults(func=cmd_list)
+
+def _register_submit(sub: Any) -> None:
+    from workbench.options import add_flags
+    from workbench.replay import ReplayOptions
 
     sb = sub.add_parser("submit", help="queue a campaign for `nimo serve`")
     sb.add_argument("name", metavar="NAME")
@@ -73,13 +73,16 @@ def register(subparsers: Any) -> None:
 
 def _store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="URL", default=None,
-                   help=f"campaign store (default $NIMO_STORE_URL or {default_url()})")
+                   help=f"campaign store (default $NIMO_STORE_URL or {DEFAULT_STORE})")
 
 
 def _output_options(p: argparse.ArgumentParser) -> None:
     _store_option(p)
-    p.add_argument("--json", metavar="OUT", help="write the result document (- for stdout)")
+    p.add_argument("--json", metavar="OUT", help="write the result document, rewritten after "
+                   "every run (- for stdout at the end)")
     p.add_argument("--quiet", action="store_true", help="no live progress table")
+    p.add_argument("--skip-doctor", action="store_true",
+                   help="live campaigns: do not check the hosts first (`nimo doctor`)")
 
 
 def _design_options(p: argparse.ArgumentParser) -> None:
@@ -97,30 +100,64 @@ def load_design(ref: str | None) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from workbench.campaigns import launch_live
+    from workbench.campaigns import check_json_target, launch_live
 
     if args.holdout < 0:
         raise ConfigError("--holdout must be >= 0")
-    result = launch_live(
-        args.inventory, design=load_design(args.design), seed=args.seed, holdout=args.holdout,
-        store_url=args.store, name=args.name or f"live-{time.strftime('%Y%m%d-%H%M%S')}",
-        json_out=args.json, progress=not args.quiet,
-    )
-    _summary(result.to_dict())
-    return 0
+    check_json_target(args.json)
+    design = load_design(args.design)
+    name = args.name or f"live-{time.strftime('%Y%m%d-%H%M%S')}"
+    return run_campaign(lambda: launch_live(
+        args.inventory, design=design, seed=args.seed, holdout=args.holdout,
+        store_url=args.store, name=name, json_out=args.json, progress=not args.quiet,
+        doctor=not args.skip_doctor), name, summary)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from workbench.campaigns import resume
 
-    result = resume(args.name, store_url=args.store, json_out=args.json, progress=not args.quiet)
-    _summary(result.to_dict())
-    return 0
+    return run_campaign(lambda: resume(
+        args.name, store_url=args.store, json_out=args.json, progress=not args.quiet,
+        doctor=not args.skip_doctor), args.name, summary)
 
 
-def _summary(doc: dict[str, Any]) -> None:
+Summarize = Callable[[dict[str, Any], Any], None]
+
+
+def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize) -> int:
+    """Run ``call`` (a campaign), print its summary and return its exit status
+    (``workbench.exitstatus``): SIGTERM/SIGHUP interrupt it like Ctrl-C."""
+    from workbench.executor.stops import FailureBudgetExceeded
+    from workbench.exitstatus import Exit, interrupted_status, signals_interrupt, verdict
+
+    try:
+        with signals_interrupt():
+            result = call()
+    except KeyboardInterrupt as e:
+        again = f"; continue with `nimo campaign resume {name}`" if name else ""
+        print(f"nimo: campaign {name or ''} interrupted ({e or 'Ctrl-C'}){again}",
+              file=sys.stderr)
+        return interrupted_status(e)
+    except FailureBudgetExceeded as e:
+        print(f"nimo: campaign {name} FAILED: runs failed beyond policy: {e}", file=sys.stderr)
+        return int(Exit.RUNS_FAILED)
+    doc = result.to_dict()
+    judged = verdict(doc)
+    summarize(doc, judged)
+    return int(judged.status)
+
+
+def summary(doc: dict[str, Any], judged: Any) -> None:
+    """The campaign's summary: failures first, then what ended it and its figures, then
+    warnings (knobs never measured)."""
+    from workbench.cli.progress import format_duration
+    from workbench.exitstatus import stop_kind
+
     final = doc["final"]
-    parts = [f"{doc['name']}: stopped ({doc['stopped_because'] or '-'})",
+    for problem in judged.problems:
+        print(f"{doc['name']}: {problem}")
+    reason = doc["stopped_because"] or "-"
+    parts = [f"{doc['name']}: stopped by {stop_kind(reason)} ({reason})",
              f"runs {final['runs']}", f"learning time {format_duration(final['acquisition_s'])}"]
     for key, label in (("external_mape_pct", "external MAPE"),
                        ("holdout_mape_pct", "holdout MAPE")):
@@ -133,113 +170,15 @@ def _summary(doc: dict[str, Any]) -> None:
     if final.get("profile_s_per_run"):
         parts.append(f"profiling {final['profile_s_per_run']:.2f}s/run")
     print(", ".join(parts))
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        info = store.campaign(args.name)
-        runs = store.runs(args.name)
-        iterations = store.iterations(args.name)
-        models = store.models(args.name)
-        leases = [lease.host for lease in store.leases() if lease.campaign == args.name]
-    counts = Counter(r.status.stored for r in runs)
-    print(f"campaign  {info.name} ({info.kind}, seed {info.seed})")
-    print(f"status    {info.status}" + (f" - {info.stopped_because}" if info.stopped_because
-                                        else ""))
-    print("runs      " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"))
-    print(f"samples   {sum(r.sample is not None for r in runs)}")
-    if iterations:
-        last = iterations[-1]
-        print(f"learning  {format_duration(last.acquisition_s)} after run {last.run}")
-        print(f"errors    internal {format_pct(last.internal_error_pct)}, "
-              f"external {format_pct(last.external_mape_pct)}")
-    print(f"models    {len(models)} version(s)")
-    holdout = [r for r in runs if r.purpose is RunPurpose.HOLDOUT]
-    if holdout or info.spec.get("holdout"):
-        done = sum(r.status is RunStatus.DONE for r in holdout)
-        line = f"holdout   {done}/{info.spec.get('holdout') or len(holdout)} runs done"
-        res = info.spec.get("holdout_result") or {}
-        if res.get("holdout_mape_pct") is not None:
-            line += f", MAPE {res['holdout_mape_pct']:.1f}%"
-        if res.get("holdout_coverage_90") is not None:
-            line += f", {res['holdout_coverage_90']:.0%} inside 90% interval"
-        if res.get("overhead_s_per_run") is not None:
-            line += f", overhead {res['overhead_s_per_run']:.2f}s/run"
-        print(line)
-    in_flight = [r.run for r in runs if r.status is RunStatus.QUEUED]
-    if in_flight:
-        print(f"in flight {', '.join(map(str, in_flight))}")
-    failed = [r for r in runs if r.status.stored == RunStatus.FAILED]
-    for r in failed[-5:]:
-        print(f"failed    run {r.run}: {r.reason}")
-    if info.spec.get("hosts"):
-        print(f"hosts     {', '.join(info.spec['hosts'])}"
-              + (f" (leased: {', '.join(leases)})" if leases else ""))
-    return 0
-
-
-def cmd_samples(args: argparse.Namespace) -> int:
-    """Every done run (training, test and holdout) in `nimo replay`'s CSV format, so a live
-    campaign becomes a dataset that replays answer from."""
-    import csv
-    import io
-
-    from workbench.replay import METADATA, RESERVED
-
-    with open_store(args.store) as store:
-        runs = [r for r in store.runs(args.name) if r.sample is not None]
-    if not runs:
-        raise ConfigError(f"campaign {args.name!r} has no measured samples yet")
-    names = list(runs[0].assignment)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*names, *RESERVED, *METADATA])
-    for r in runs:
-        s = r.sample
-        assert s is not None
-        values = [getattr(s, c) for c in RESERVED]
-        w.writerow([*(f"{r.assignment[n]:g}" for n in names),
-                    *("" if v is None else f"{v:.6g}" for v in values),
-                    r.run, r.purpose, r.host or "", f"{s.cost_s:.3f}"])
-    if args.output == "-":
-        print(buf.getvalue(), end="")
-    else:
-        Path(args.output).write_text(buf.getvalue())
-        print(f"wrote {args.output}: {len(runs)} samples of {args.name}")
-    return 0
-
-
-def cmd_log(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        iterations = store.iterations(args.name)
-    if not iterations:
-        print(f"{args.name}: no runs told yet")
-        return 0
-    print(f"{'run':>4}  {'purpose':<9} {'predictor':<9} {'learning':>9}  {'internal':>8}  "
-          f"{'external':>8}  assignment  [attributes]")
-    for rec in iterations:
-        attrs = "; ".join(f"{p}: {','.join(a) or '-'}" for p, a in rec.attributes.items())
-        status = "" if rec.status == "done" else f"  {rec.status.upper()}: {rec.reason}"
-        print(f"{format_record(rec)}  [{attrs}]{status}")
-    return 0
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        campaigns = store.campaigns()
-        counts = {c.name: len(store.iterations(c.name)) for c in campaigns}
-    if not campaigns:
-        print(f"no campaigns in {store.url}")
-        return 0
-    width = max(4, *(len(c.name) for c in campaigns))
-    print(f"{'name':<{width}}  {'kind':<6} {'status':<11} {'runs':>5}  updated")
-    for c in campaigns:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
-        print(f"{c.name:<{width}}  {c.kind:<6} {c.status:<11} {counts[c.name]:>5}  {when}")
-    return 0
+    for warning in judged.warnings:
+        print(f"{doc['name']}: warning: {warning}")
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from nimo.records import CampaignKind, CampaignStatus
+    from nimo.store import open_store
+    from workbench.options import from_args
+    from workbench.replay import ReplayOptions
     from workbench.runners import runner_entry
 
     hosts = [h for h in args.hosts.split(",") if h]
@@ -269,3 +208,21 @@ def _inventory_hosts(path: str) -> list[str]:
 
     inv = load_inventory(path)
     return [h.name for h in inv.hosts]
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Delete a campaign (runs, samples, log, models, leases); refuses a running one."""
+    from nimo.errors import StoreError
+    from nimo.store import open_store
+
+    with open_store(args.store, create=False) as store:
+        info = store.campaign(args.name)
+        if info.status.active and not args.force:
+            owner = info.spec.get("owner") or {}
+            who = (f" (pid {owner.get('pid')} on {owner.get('host')})"
+                   if owner.get("pid") else "")
+            raise StoreError(f"campaign {args.name!r} is {info.status}{who}; not deleted",
+                             hint="stop it first, or pass --force if that process is gone")
+        n = store.delete_campaign(args.name)
+        print(f"deleted {args.name} ({info.kind}, {info.status}, {n} runs) from {store.url}")
+    return 0

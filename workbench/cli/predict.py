@@ -1,12 +1,19 @@
-"""``nimo predict MODEL.json attr=value ...``: predicted T with its interval."""
+"""``nimo predict MODEL.json attr=value ...``: predicted T with its interval.
+
+A value that is not a finite number (``nan``, ``inf``) is refused (one line, exit 2). A
+value outside the range the model was learned on (each attribute's lowest and highest level
+in the model's ``attributes``) is an extrapolation: predicted, with a warning on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from nimo.errors import ConfigError
-from nimo.model import load_model
-from nimo.model.cost import CALIBRATION_SOURCES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,27 +24,58 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    model = load_model(args.model)
+def parse_values(items: Sequence[str], names: Sequence[str]) -> dict[str, float]:
+    """``attr=value`` items as an assignment of every attribute (ConfigError otherwise)."""
     assignment: dict[str, float] = {}
-    for item in args.values:
+    for item in items:
         name, sep, text = item.partition("=")
         if not sep:
             raise ConfigError(f"expected attr=value, got {item!r}",
-                              hint="attributes: " + ", ".join(model.names))
-        if name not in model.names:
-            raise ConfigError(f"unknown attribute {name!r}",
-                              hint="valid: " + ", ".join(model.names))
+                              hint="attributes: " + ", ".join(names))
+        if name not in names:
+            raise ConfigError(f"unknown attribute {name!r}", hint="valid: " + ", ".join(names))
         try:
-            assignment[name] = float(text)
+            value = float(text)
         except ValueError:
             raise ConfigError(f"{name}: not a number: {text!r}") from None
-    missing = [n for n in model.names if n not in assignment]
+        if not math.isfinite(value):
+            raise ConfigError(f"{name}: {text!r} is not a finite number",
+                              hint="give a finite value, e.g. " + f"{name}=1")
+        assignment[name] = value
+    missing = [n for n in names if n not in assignment]
     if missing:
         raise ConfigError(f"missing value for {', '.join(missing)}",
-                          hint="give every attribute: " + " ".join(f"{n}=..." for n in model.names))
+                          hint="give every attribute: " + " ".join(f"{n}=..." for n in names))
+    return assignment
+
+
+def range_warnings(attributes: Sequence[Mapping[str, Any]],
+                   assignment: Mapping[str, float]) -> list[str]:
+    """One warning per value outside its attribute's learned range (its levels)."""
+    out = []
+    for a in attributes:
+        name, levels = str(a["name"]), [float(v) for v in a.get("levels") or ()]
+        value = assignment.get(name)
+        if value is None:
+            continue
+        if not levels:
+            out.append(f"{name}: the model records no levels, its range cannot be checked")
+        elif not min(levels) <= value <= max(levels):
+            out.append(f"{name}={value:g} is outside the learned range {min(levels):g} .. "
+                       f"{max(levels):g}: the prediction is an extrapolation")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from nimo.model import load_model
+    from nimo.model.cost import CALIBRATION_SOURCES
+
+    model = load_model(args.model)
+    assignment = parse_values(args.values, list(model.names))
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
+    for warning in range_warnings(model.attributes, assignment):
+        print(f"nimo predict: warning: {warning}", file=sys.stderr)
     p = model.predict_interval(assignment, level=args.level)
     cal = model.calibration
     source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))

@@ -1,16 +1,20 @@
-"""``nimo replay DATA.csv``: a learning campaign answered from recorded measurements."""
+"""``nimo replay DATA.csv``: a learning campaign answered from recorded measurements.
+
+Exits like ``nimo campaign run`` (``workbench.exitstatus``): 0 only when the campaign ended
+by its stop rule with a model.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-
-from workbench.designs import load_design
-from workbench.options import add_flags, from_args
-from workbench.replay import ReplayOptions
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from workbench.options import add_flags
+    from workbench.replay import ReplayOptions
+
     p = sub.add_parser(
         "replay",
         help="run a learning campaign against recorded measurements (CSV)",
@@ -20,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="DATA.csv")
     p.add_argument("--design", help="design YAML file or preset name (default: recommended)")
     add_flags(p, ReplayOptions)
-    p.add_argument("--json", metavar="OUT.json", help="write the campaign as JSON")
+    p.add_argument("--json", metavar="OUT.json",
+                   help="write the campaign as JSON (rewritten after every run)")
     p.add_argument("--store", metavar="URL", help="campaign store (default sqlite:///nimo.db "
                    "when --name is given; nothing stored without --store or --name)")
     p.add_argument("--name", help="campaign name in the store")
@@ -29,24 +34,41 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.campaigns import launch_replay
-    from workbench.replay import ReplayRunner
+    from workbench.campaigns import check_json_target, launch_replay
+    from workbench.cli.campaign import run_campaign
+    from workbench.designs import load_design
+    from workbench.options import from_args
+    from workbench.replay import ReplayOptions, ReplayRunner
 
+    check_json_target(args.json)
     design = load_design(args.design)
     runner = ReplayRunner.open(from_args(ReplayOptions, args, path=args.data))
-    result = launch_replay(
+
+    def summarize(doc: dict[str, Any], judged: Any) -> None:
+        replay_summary(doc, judged, design.name, len(runner.external))
+        if args.json:
+            print(f"wrote {args.json}")
+
+    return run_campaign(lambda: launch_replay(
         runner, design=design, seed=args.seed, store_url=args.store, name=args.name,
-        json_out=args.json, progress=not args.quiet,
-    )
-    final = result.to_dict()["final"]
+        json_out=args.json, progress=not args.quiet), args.name, summarize)
+
+
+def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int) -> None:
+    """Failures first, then the design's runs, learning time and accuracy, then warnings."""
+    from workbench.exitstatus import stop_kind
+
+    final = doc["final"]
+    for problem in judged.problems:
+        print(f"design {design}: {problem}")
     share = (100.0 * final["acquisition_s"] / final["all_samples_s"]
              if final.get("all_samples_s") else float("nan"))
     mape = final["external_mape_pct"]
-    print(f"design {design.name}: {final['runs']} runs, learning time "
+    reason = doc["stopped_because"]
+    print(f"design {design}: {final['runs']} runs, learning time "
           f"{final['acquisition_s'] / 3600:.2f} h = {share:.1f}% of all-samples "
-          f"{final['all_samples_s'] / 3600:.2f} h; external MAPE "
-          f"{'-' if mape is None else f'{mape:.1f}%'} on {len(runner.external)} assignments; "
-          f"stopped: {result.stopped_because}", file=sys.stdout)
-    if args.json:
-        print(f"wrote {args.json}")
-    return 0
+          f"{(final['all_samples_s'] or 0) / 3600:.2f} h; external MAPE "
+          f"{'-' if mape is None else f'{mape:.1f}%'} on {external} assignments; "
+          f"stopped by {stop_kind(reason)}: {reason}", file=sys.stdout)
+    for warning in judged.warnings:
+        print(f"design {design}: warning: {warning}")

@@ -7,14 +7,15 @@ import logging
 from typing import Any
 
 from nimo.errors import ConfigError
-from nimo.store import default_url
+
+DEFAULT_STORE = "sqlite:///./nimo.db"
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run queued campaigns; hosts never shared")
     p.add_argument("--store", metavar="URL", default=None,
-                   help=f"campaign store and job store (default $NIMO_STORE_URL or "
-                        f"{default_url()})")
+                   help="campaign store and job store (default $NIMO_STORE_URL or "
+                        f"{DEFAULT_STORE})")
     p.add_argument("--poll", type=float, default=2.0, metavar="S",
                    help="seconds between looks at the queue (default 2)")
     p.add_argument("--workers", type=int, default=4, metavar="N",

@@ -35,6 +35,7 @@ from workbench.emulation import (
 from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
 from workbench.executor.hosts import HostPool
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
+from workbench.executor.stops import FatalSetupError, fatal_cause
 from workbench.inventory import Host, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile
@@ -265,7 +266,10 @@ def _in_background(fn: Callable[[], MonitorReport]) -> Future[MonitorReport]:
 
 def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
                 attempt: int) -> tuple[RunOutcome, bool]:
-    """One attempt; returns the outcome and whether a failure is transient (worth a retry)."""
+    """One attempt; returns the outcome and whether a failure is transient (worth a retry).
+
+    Raises ``FatalSetupError`` (after the teardown) when the failure will fail every run:
+    a host refused us (key, host key, known_hosts) or a needed tool is missing."""
     started, t0 = time.time(), time.monotonic()
     run = RunAttempt(pool, profiles, host, request, attempt)
     sample: Sample | None = None
@@ -276,6 +280,11 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
             sample = finish()
         reason, transient = None, False
     except Exception as e:  # noqa: BLE001 - a bug must not abort a campaign either
+        fatal = fatal_cause(e)
+        if fatal is not None:
+            raise FatalSetupError(f"run {request.run} on {host.name}, {run.phase}: {fatal}",
+                                  hint="fix the host (see `nimo doctor INVENTORY`), "
+                                  "then `nimo campaign resume`") from e
         reason, transient = _failure(run.phase, e)
     cost = time.monotonic() - t0
     if run.teardown.errors:

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nimo.records import RunOutcome, RunRequest, RunStatus
+from nimo.records import RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback
 from nimo.space import Assignment, ResourceSpace
 from workbench.errors import WorkbenchError
 from workbench.executor.attempt import run_attempt
 from workbench.executor.hosts import Connect, HostPool
 from workbench.executor.schedule import FailureBudget, median_repeat, run_in_lanes
+from workbench.executor.stops import FailureBudgetExceeded
 from workbench.inventory import Host, Inventory, load_inventory
 from workbench.profiles import ProfileCache
 from workbench.remote import Connection
@@ -62,7 +62,11 @@ class SSHRunner:
         return {"inventory": self._path}
 
     def run(self, request: RunRequest) -> RunOutcome:
-        """Run once on the first compute host (repeats, retries of transient failures)."""
+        """Run once on the first compute host (repeats, retries of transient failures).
+
+        Raises ``CampaignStopped`` instead of running once the failure policy said stop,
+        and ``FatalSetupError`` when a host cannot serve any run (``executor.stops``)."""
+        self._check_budget()
         return self._run_repeats(self.inventory.compute_hosts[0], request)
 
     def run_many(self, requests: Sequence[RunRequest],
@@ -71,9 +75,15 @@ class SSHRunner:
 
         Outcomes come back in request order and go to ``on_outcome`` as each finishes.
         Ctrl-C stops handing out new runs, lets the running ones tear down, then re-raises.
+        When the failure policy says stop, or a fatal setup error occurs, no further run is
+        started and, once the running ones have finished, ``FailureBudgetExceeded`` or
+        ``FatalSetupError`` is raised (the finished ones went to ``on_outcome``).
         """
-        return run_in_lanes(self.inventory.compute_hosts, requests, self._run_or_skip,
-                            on_outcome, self._interrupted)
+        self._check_budget()
+        outcomes = run_in_lanes(self.inventory.compute_hosts, requests, self._run_repeats,
+                                on_outcome, self._interrupted)
+        self._check_budget()
+        return outcomes
 
     def close(self) -> None:
         """Close every connection (idempotent)."""
@@ -114,13 +124,12 @@ class SSHRunner:
         return [space.as_dict(free[int(i)]) for i in sorted(picks)]
 
     # -- scheduling ------------------------------------------------------------------------
-    def _run_or_skip(self, host: Host, request: RunRequest) -> RunOutcome:
+    def _check_budget(self) -> None:
         if self.stopped_because:
-            now = time.time()
-            return RunOutcome(request, RunStatus.FAILED,
-                              reason=f"not run: {self.stopped_because}",
-                              started_at=now, ended_at=now)
-        return self._run_repeats(host, request)
+            raise FailureBudgetExceeded(
+                f"{self.inventory.path}: {self.stopped_because}",
+                hint="fix what made the runs fail (`nimo campaign status`), then "
+                "`nimo campaign resume`")
 
     def _run_repeats(self, host: Host, request: RunRequest) -> RunOutcome:
         """``application.repeats`` runs (each with retries of transient failures); the
@@ -133,7 +142,8 @@ class SSHRunner:
                 break
         outcome = median_repeat(repeats)
         self._note_used(outcome)
-        self._budget.record(outcome)
+        if self._budget.record(outcome):
+            self._interrupted.set()  # no new runs in the other lanes
         return outcome
 
     def _run_retrying(self, host: Host, request: RunRequest) -> RunOutcome:

@@ -25,9 +25,10 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
                  ) -> list[RunOutcome]:
     """Run ``requests`` on the ``lanes`` (one at a time per lane, lanes concurrently).
 
-    Outcomes come back in request order and go to ``on_outcome`` as each finishes. Ctrl-C
-    (or ``interrupted``) stops handing out new runs, lets the running ones tear down, then
-    the KeyboardInterrupt is re-raised.
+    Outcomes come back in request order and go to ``on_outcome`` as each finishes. Setting
+    ``interrupted`` (the failure budget does) stops handing out new runs: the outcomes of the
+    runs made are returned. Ctrl-C, or an error ``run_on`` raises (a fatal setup error), also
+    stops handing out runs, lets the running ones finish and tear down, then propagates.
     """
     pending = list(enumerate(requests))
     results: dict[int, RunOutcome] = {}
@@ -39,7 +40,11 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
                 if not pending or interrupted.is_set():
                     return
                 i, request = pending.pop(0)
-            outcome = run_on(host, request)
+            try:
+                outcome = run_on(host, request)
+            except BaseException:
+                interrupted.set()
+                raise
             with lock:
                 results[i] = outcome
                 if on_outcome is not None:
@@ -50,8 +55,7 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
     pool = ThreadPoolExecutor(max_workers=len(hosts), thread_name_prefix="nimo-run")
     futures = [pool.submit(lane, h) for h in hosts]
     try:
-        for f in futures:
-            f.result()
+        errors = [e for e in (f.exception() for f in futures) if e is not None]
     except KeyboardInterrupt:
         interrupted.set()  # no new runs; running ones tear down (a 2nd ^C abandons)
         with contextlib.suppress(KeyboardInterrupt):
@@ -60,6 +64,8 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
         raise
     finally:
         pool.shutdown(wait=False)
+    if errors:
+        raise errors[0]
     return [results[i] for i in range(len(requests)) if i in results]
 
 
@@ -83,7 +89,9 @@ def median_repeat(repeats: list[RunOutcome]) -> RunOutcome:
 
 
 class FailureBudget:
-    """Counts failed runs and says when the inventory's ``policies`` stop the campaign."""
+    """Counts failed runs and says when the inventory's ``policies`` stop the campaign:
+    after the first failure with ``on_failure: stop``, or once ``max_failures`` runs have
+    failed (the counts are of this process: a resumed campaign starts a fresh budget)."""
 
     def __init__(self, policies: Policies) -> None:
         self.policies = policies
@@ -91,16 +99,19 @@ class FailureBudget:
         self.stopped_because: str | None = None
         self._lock = threading.Lock()
 
-    def record(self, outcome: RunOutcome) -> None:
-        """Count ``outcome`` if it failed; set ``stopped_because`` once a policy says stop."""
+    def record(self, outcome: RunOutcome) -> bool:
+        """Count ``outcome`` if it failed; set ``stopped_because`` once a policy says stop.
+        Returns whether the campaign must stop."""
         if outcome.ok:
-            return
+            return self.stopped_because is not None
         with self._lock:
             self.failures += 1
             pol = self.policies
             if pol.on_failure == "stop" and self.stopped_because is None:
                 self.stopped_because = (f"stopped after run {outcome.request.run} failed "
                                         "(policies.on_failure: stop)")
-            elif pol.max_failures is not None and self.failures >= pol.max_failures:
+            elif (pol.max_failures is not None and self.failures >= pol.max_failures
+                  and self.stopped_because is None):
                 self.stopped_because = (f"{self.failures} failed runs reached "
                                         f"policies.max_failures={pol.max_failures}")
+            return self.stopped_because is not None

@@ -18,7 +18,7 @@ from typing import Any
 
 import paramiko
 
-from workbench.errors import CommandTimeout, HostError, RemoteCommandFailed
+from workbench.errors import CommandTimeout, HostError, HostRefused, RemoteCommandFailed
 from workbench.remote.channel import RemoteProcess, drain
 from workbench.remote.result import CommandResult, as_argv, quote_argv
 
@@ -152,7 +152,7 @@ class Connection:
         try:
             self._trust_host_keys(client)
             if self.key_file is not None and not self.key_file.is_file():
-                raise HostError(f"{self.name}: key file {self.key_file} not found")
+                raise HostRefused(f"{self.name}: key file {self.key_file} not found")
             sock = socket.create_connection((self.address, self.port), self.connect_timeout)
             # without TCP_NODELAY every channel open waits ~40 ms for a delayed ACK
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -175,33 +175,34 @@ class Connection:
         """Known hosts from ``known_hosts`` (or the system's); unknown keys are refused."""
         if self.known_hosts is not None:
             if not self.known_hosts.is_file():
-                raise HostError(f"{self.name}: known_hosts file {self.known_hosts} not found")
+                raise HostRefused(f"{self.name}: known_hosts file {self.known_hosts} not found")
             client.load_host_keys(str(self.known_hosts))
         else:
             client.load_system_host_keys()
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
 
-    def _refusal(self, e: Exception, handshake_done: bool) -> HostError | None:
-        """The permanent ``HostError`` a connect failure means (key or host key refused),
+    def _refusal(self, e: Exception, handshake_done: bool) -> HostRefused | None:
+        """The permanent ``HostRefused`` a connect failure means (key or host key refused),
         or None when it is transient (worth retrying)."""
         if isinstance(e, paramiko.BadHostKeyException):
-            return HostError(
+            return HostRefused(
                 f"{self.name}: host key mismatch for {self.address} "
                 f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
                 hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}")
         if isinstance(e, paramiko.PasswordRequiredException):
-            return HostError(f"{self.name}: key file {self.key_file} is encrypted")
+            return HostRefused(f"{self.name}: key file {self.key_file} is encrypted")
         if isinstance(e, paramiko.AuthenticationException):
-            return HostError(
+            return HostRefused(
                 f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})")
         if isinstance(e, paramiko.SSHException):
             if "not found in known_hosts" in str(e):
-                return HostError(f"{self.name}: host key of {self.address} is not in "
+                return HostRefused(f"{self.name}: host key of {self.address} is not in "
                                  f"{self.known_hosts or 'known_hosts'}")
             if handshake_done:  # failed while authenticating: not transient
-                return HostError(f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
+                return HostRefused(
+                    f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
         if isinstance(e, ValueError):  # unparsable key file
-            return HostError(f"{self.name}: cannot use key file {self.key_file}: {e}")
+            return HostRefused(f"{self.name}: cannot use key file {self.key_file}: {e}")
         return None
 
     def _drop(self) -> None:

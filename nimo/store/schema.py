@@ -1,0 +1,94 @@
+"""The store's schema version and its forward migrations.
+
+A store records its schema version in ``nimo_schema`` (one row). Opening a store:
+
+* empty database: the tables are created and the current version recorded;
+* an older store (version 1 is a store from before versions were recorded: it has
+  ``nimo_campaigns`` but no ``nimo_schema``): the migrations from its version up to
+  ``SCHEMA_VERSION`` run, in one transaction, and the new version is recorded;
+* a newer store (written by a later nimo): refused with one line, nothing changed.
+
+A schema change adds ``MIGRATIONS[v]`` (upgrades version v to v + 1, as SQL on the
+connection) and bumps ``SCHEMA_VERSION``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import Column, Float, Integer, MetaData, Table, inspect, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+from nimo.errors import StoreError
+
+SCHEMA_VERSION = 2
+SCHEMA_TABLE = "nimo_schema"
+LEGACY_MARKER = "nimo_campaigns"  # present in every store, versioned or not
+
+_meta = MetaData()
+schema_table = Table(
+    SCHEMA_TABLE, _meta,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+
+def _v1_to_v2(conn: Connection) -> None:
+    """Version 2 records the schema version (the table is created by ``ensure_schema``);
+    the tables and columns of version 1 are unchanged."""
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+
+
+def stored_version(conn: Connection) -> int | None:
+    """The store's schema version; 1 for a store from before versions; None when empty."""
+    names = set(inspect(conn).get_table_names())
+    if SCHEMA_TABLE in names:
+        row = conn.execute(select(schema_table.c.version).where(schema_table.c.id == 1)).first()
+        if row is not None:
+            return int(row[0])
+    return 1 if LEGACY_MARKER in names else None
+
+
+def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], url: str) -> int:
+    """Create, upgrade or refuse the store's schema (see the module); returns the version
+    the store had when opened (None read as the current one)."""
+    with engine.begin() as conn:
+        found = stored_version(conn)
+        if found is not None and found > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {url} has schema version {found}, newer than this nimo's "
+                f"{SCHEMA_VERSION}", hint="upgrade nimo to use this store")
+        create_tables(conn)
+        _meta.create_all(conn)
+        for v in range(found or SCHEMA_VERSION, SCHEMA_VERSION):
+            MIGRATIONS[v](conn)
+        if found != SCHEMA_VERSION:
+            _record(conn, found)
+    return found or SCHEMA_VERSION
+
+
+def _record(conn: Connection, found: int | None) -> None:
+    now = time.time()
+    if found is None or conn.execute(select(schema_table.c.id)).first() is None:
+        try:
+            with conn.begin_nested():
+                conn.execute(schema_table.insert().values(id=1, version=SCHEMA_VERSION,
+                                                          updated_at=now))
+        except IntegrityError:  # another process created the store at the same moment
+            pass
+        return
+    conn.execute(schema_table.update().where(schema_table.c.id == 1)
+                 .values(version=SCHEMA_VERSION, updated_at=now))
+
+
+def set_version(engine: Engine, version: int) -> None:
+    """Record ``version`` (for tests of migration and refusal)."""
+    with engine.begin() as conn:
+        _meta.create_all(conn)
+        conn.execute(schema_table.delete())
+        conn.execute(schema_table.insert().values(id=1, version=version, updated_at=time.time()))

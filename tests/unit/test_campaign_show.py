@@ -1,0 +1,128 @@
+"""`nimo campaign list|status|log --format json`, `samples -o` by extension, `campaign
+delete`, the never-measured-knob warning, and `nimo predict` input checks (issue 10, items
+5, 11 and 12)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import pytest
+
+from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
+from nimo.store import open_store
+from workbench.cli import main
+from workbench.synthetic import write_all
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory) -> tuple[str, object]:
+    root = tmp_path_factory.mktemp("show")
+    write_all(root)
+    url = f"sqlite:///{root}/nimo.db"
+    assert main(["replay", str(root / "cpu_bound.csv"), "--store", url, "--name", "cpu",
+                 "--quiet", "--external-test", "10", "--json", str(root / "cpu.json")]) == 0
+    return url, root
+
+
+def test_list_status_log_as_json(replayed, capsys) -> None:
+    url, root = replayed
+    doc = json.loads((root / "cpu.json").read_text())
+    capsys.readouterr()
+    assert main(["campaign", "list", "--store", url, "--format", "json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert (listed["name"], listed["kind"], listed["status"], listed["runs"]) == (
+        "cpu", "replay", "done", doc["final"]["runs"])
+    assert main(["campaign", "status", "cpu", "--store", url, "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["status"] == "done" and st["runs"] == {"done": doc["final"]["runs"]}
+    assert st["samples"] == doc["final"]["runs"] and st["warnings"] == []
+    assert main(["campaign", "log", "cpu", "--store", url, "--format", "json"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in log] == [r["run"] for r in doc["iterations"]]
+    assert log[-1]["internal_error_pct"] == pytest.approx(
+        doc["iterations"][-1]["internal_error_pct"])
+
+
+def test_samples_by_extension(replayed, tmp_path, capsys) -> None:
+    url, _ = replayed
+    assert main(["campaign", "samples", "cpu", "--store", url, "-o", str(tmp_path / "s.csv")]) == 0
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    import pyarrow.parquet as pq
+
+    assert main(["campaign", "samples", "cpu", "--store", url,
+                 "-o", str(tmp_path / "s.parquet")]) == 0
+    table = pq.read_table(tmp_path / "s.parquet").to_pydict()
+    assert table["run"] == [int(r["run"]) for r in rows]
+    assert table["T"] == pytest.approx([float(r["T"]) for r in rows], rel=1e-5)
+    capsys.readouterr()
+    assert main(["campaign", "samples", "cpu", "--store", url,
+                 "-o", str(tmp_path / "s.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown format .xlsx" in err and ".parquet" in err
+    assert not (tmp_path / "s.xlsx").exists()
+
+
+def test_parquet_without_pyarrow_or_pandas_names_the_extra(replayed, tmp_path, capsys,
+                                                           monkeypatch) -> None:
+    url, _ = replayed
+    for mod in ("pyarrow", "pyarrow.parquet", "pandas"):
+        monkeypatch.setitem(sys.modules, mod, None)
+    assert main(["campaign", "samples", "cpu", "--store", url,
+                 "-o", str(tmp_path / "s.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs pyarrow" in err
+    assert not (tmp_path / "s.parquet").exists()
+
+
+def _failed(run: int, a: dict[str, float]) -> RunOutcome:
+    return RunOutcome(RunRequest(run, a, "train"), RunStatus.FAILED, reason="netem: no qdisc")
+
+
+def _done(run: int, a: dict[str, float]) -> RunOutcome:
+    return RunOutcome(RunRequest(run, a, "train"), RunStatus.DONE, Sample(a, T=2.0 + run))
+
+
+def test_status_warns_of_a_knob_never_measured(tmp_path, capsys) -> None:
+    url = f"sqlite:///{tmp_path}/k.db"
+    with open_store(url) as store:
+        store.create_campaign("k", "live", design={}, status="running")
+        outs = [_done(1, {"cpu": 1.0, "delay": 0.0}), _failed(2, {"cpu": 1.0, "delay": 10.0}),
+                _done(3, {"cpu": 0.5, "delay": 0.0}), _failed(4, {"cpu": 0.5, "delay": 5.0})]
+        for o in outs:
+            store.record_outcome("k", o)
+    assert main(["campaign", "status", "k", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert ("warning   knob delay was never measured: all 2 runs with delay in {5, 10} "
+            "failed") in out
+    assert "cpu" not in out.split("warning")[1]
+    # `campaign delete` refuses the running campaign, then deletes it with --force
+    assert main(["campaign", "delete", "k", "--store", url]) == 2
+    assert "is running" in capsys.readouterr().err
+    assert main(["campaign", "delete", "k", "--store", url, "--force"]) == 0
+    assert "deleted k (live, running, 4 runs)" in capsys.readouterr().out
+    with open_store(url) as store:
+        assert store.campaigns() == []
+
+
+def test_predict_refuses_non_finite_and_warns_outside_the_range(replayed, tmp_path,
+                                                                capsys) -> None:
+    url, _ = replayed
+    model = tmp_path / "m.json"
+    assert main(["model", "export", "cpu", "--store", url, "-o", str(model)]) == 0
+    attrs = json.loads(model.read_text())["attributes"]
+    inside = [f"{a['name']}={a['levels'][0]:g}" for a in attrs]
+    capsys.readouterr()
+    for bad in ("nan", "inf", "-inf", "NaN"):
+        argv = ["predict", str(model), f"{attrs[0]['name']}={bad}", *inside[1:]]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "not a finite number" in err
+    assert main(["predict", str(model), *inside]) == 0
+    assert capsys.readouterr().err == ""
+    top = max(attrs[0]["levels"])
+    assert main(["predict", str(model), f"{attrs[0]['name']}={top * 10:g}", *inside[1:]]) == 0
+    got = capsys.readouterr()
+    assert got.out.startswith("T = ")
+    assert f"{attrs[0]['name']}={top * 10:g} is outside the learned range" in got.err

@@ -1,0 +1,166 @@
+"""Exit status and summary of a campaign, for automation that must trust them.
+
+``nimo campaign run``, ``nimo campaign resume`` and ``nimo replay`` exit with:
+
+* 0 (``OK``): the campaign ended by its stop rule (the error target, a plateau, a user budget
+  ``stop.max_runs``/``stop.max_learning_s``, or no assignment left) with a model, and every
+  holdout run succeeded;
+* 2 (``USAGE``): a user or fatal setup error, one line on stderr (bad input, a host that
+  refuses our key or host key, a missing tool, a blocker found by ``nimo doctor``);
+* 3 (``FAILED``): the campaign failed or produced no model (e.g. every run failed, or 10
+  failed in a row);
+* 4 (``RUNS_FAILED``): runs failed beyond policy: the inventory's ``policies`` stopped the
+  campaign (``on_failure: stop``, ``max_failures``), or holdout runs failed, so the reported
+  holdout accuracy covers only some of them;
+* 130 (``INTERRUPTED``): Ctrl-C; 128 + N for signal N (SIGTERM 143, SIGHUP 129). The
+  campaign is marked interrupted; ``nimo campaign resume`` continues it.
+
+The summary says the failures first, so it never reads like success when runs failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import signal
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class Exit(enum.IntEnum):
+    OK = 0
+    USAGE = 2
+    FAILED = 3
+    RUNS_FAILED = 4
+    INTERRUPTED = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so a campaign tears down as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def interrupted_status(error: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 128 + N for signal N."""
+    return 128 + error.signum if isinstance(error, Terminated) else int(Exit.INTERRUPTED)
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise ``Terminated`` (a KeyboardInterrupt) in the
+    main thread; the previous handlers come back on exit. A no-op off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+# -- why a campaign stopped ----------------------------------------------------------------
+_STOP_KINDS = (
+    ("budget spent", "a user budget"),
+    ("plateaued", "the error plateau rule"),
+    ("internal error", "the error target"),
+    ("candidate", "no assignment left"),
+    ("failed runs in a row", "failed runs"),
+)
+
+
+def stop_kind(reason: str | None) -> str:
+    """What ended learning, in words: ``the error target``, ``a user budget``, ..."""
+    text = reason or ""
+    for key, kind in _STOP_KINDS:
+        if key in text:
+            return kind
+    return "the stop rule"
+
+
+# -- knobs whose every varied run failed ---------------------------------------------------
+@dataclass(frozen=True)
+class Unmeasured:
+    """A knob measured at ``ok_levels`` only: every run at ``failed_levels`` failed."""
+
+    knob: str
+    ok_levels: tuple[float, ...]
+    failed_levels: tuple[float, ...]
+    failed_runs: int
+
+    def warning(self) -> str:
+        at = ", ".join(f"{v:g}" for v in self.failed_levels)
+        only = ", ".join(f"{v:g}" for v in self.ok_levels) or "no level"
+        return (f"knob {self.knob} was never measured: all {self.failed_runs} runs with "
+                f"{self.knob} in {{{at}}} failed (successful runs only at {only}); the model "
+                "cannot know its effect")
+
+
+def unmeasured_knobs(runs: Iterable[tuple[Mapping[str, float], bool]]) -> list[Unmeasured]:
+    """Knobs whose successful runs saw at most one level while failed runs tried others:
+    every run that varied the knob failed. ``runs`` are (assignment, succeeded) pairs."""
+    ok: dict[str, set[float]] = {}
+    bad: dict[str, dict[float, int]] = {}
+    for assignment, succeeded in runs:
+        for k, v in assignment.items():
+            if succeeded:
+                ok.setdefault(k, set()).add(float(v))
+            else:
+                bad.setdefault(k, {}).setdefault(float(v), 0)
+                bad[k][float(v)] += 1
+    out = []
+    for k in sorted(set(ok) | set(bad)):
+        levels = ok.get(k, set())
+        failed = {v: n for v, n in bad.get(k, {}).items() if v not in levels}
+        if len(levels) <= 1 and failed:
+            out.append(Unmeasured(k, tuple(sorted(levels)), tuple(sorted(failed)),
+                                  sum(failed.values())))
+    return out
+
+
+# -- the verdict on a finished campaign ----------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """The exit status of a campaign document (``CampaignResult.to_dict()``) and the lines
+    a summary must show before any accuracy figure."""
+
+    status: Exit
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def verdict(doc: Mapping[str, Any]) -> Verdict:
+    """Judge a campaign document: failures first (see the module for the codes)."""
+    final = doc.get("final") or {}
+    iterations = doc.get("iterations") or []
+    failed = [it for it in iterations if it.get("status", "done") != "done"]
+    problems: list[str] = []
+    status = Exit.OK
+    if failed:
+        last = failed[-1]
+        problems.append(f"{len(failed)} of {len(iterations)} runs failed (last: run "
+                        f"{last['run']}: {last.get('reason') or 'no reason'})")
+    if "failed runs in a row" in (doc.get("stopped_because") or ""):
+        status = Exit.FAILED
+        problems.insert(0, f"FAILED: {doc['stopped_because']}")
+    if doc.get("model") is None:
+        status = Exit.FAILED
+        problems.insert(0, "FAILED: no model (no run gave a usable sample)")
+    h_failed = int(final.get("holdout_failed") or 0)
+    if h_failed:
+        status = Exit.RUNS_FAILED if status is Exit.OK else status
+        problems.append(f"{h_failed} of {final.get('holdout_runs')} holdout runs failed: the "
+                        f"holdout figures cover {final['holdout_runs'] - h_failed} runs only")
+    warnings = tuple(u.warning() for u in unmeasured_knobs(
+        (it["assignment"], it.get("status", "done") == "done") for it in iterations))
+    return Verdict(status, tuple(problems), warnings)
