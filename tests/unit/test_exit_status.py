@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+import yaml
 from campaign_fakes import FakePlanner, FakeRunner
 
 import nimo.campaign.lifecycle as lifecycle
@@ -159,9 +160,10 @@ def test_json_is_rewritten_after_every_run(fake, tmp_path) -> None:
 def test_replay_exit_0_and_budget_named(tmp_path, capsys) -> None:
     write_all(tmp_path)
     design = tmp_path / "d.yaml"  # the recommended preset, every key given, with a budget
-    text = (Path(__file__).parents[2] / "designs" / "recommended.yaml").read_text()
-    design.write_text(text.replace("name: recommended", "name: budget6").replace(
-        "patience: 12}", "patience: 12, max_runs: 6}"))
+    raw = yaml.safe_load((Path(__file__).parents[2] / "designs" / "recommended.yaml").read_text())
+    raw["name"] = "budget6"
+    raw["stop"]["max_runs"] = 6
+    design.write_text(yaml.safe_dump(raw))
     code = main(["replay", str(tmp_path / "cpu_bound.csv"), "--quiet", "--design",
                  str(design), "--external-test", "10"])
     out = capsys.readouterr().out
