@@ -77,6 +77,7 @@ def design_mapping(path: Path, depth: int = 0) -> dict[str, Any]:
     raw = _read(path)
     base_ref = raw.pop(EXTENDS, None)
     if base_ref is None:
+        parse_design(raw, where=f"{path}: ")  # unknown keys and values first: typos named
         check_complete(raw, path)
         return raw
     if not isinstance(base_ref, str) or not base_ref.strip():

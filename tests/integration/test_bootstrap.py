@@ -41,9 +41,9 @@ def externally_managed_python(root: Path) -> Path:
     (root / "pyvenv.cfg").unlink()
     lib = root / "lib" / stdlib.name
     for entry in stdlib.iterdir():
-        if entry.name not in ("site-packages", "EXTERNALLY-MANAGED"):
-            if not (lib / entry.name).exists():
-                (lib / entry.name).symlink_to(entry)
+        skip = entry.name in ("site-packages", "EXTERNALLY-MANAGED")
+        if not skip and not (lib / entry.name).exists():
+            (lib / entry.name).symlink_to(entry)
     python = root / "bin" / "python3"
     subprocess.run([python, "-m", "ensurepip"], check=True, capture_output=True)
     (lib / "EXTERNALLY-MANAGED").write_text(MARKER)

@@ -39,7 +39,7 @@ def sh(cmd: list[str], cwd: Path, env: dict[str, str] | None = None,
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
         "-w", str(out), str(ROOT)], cwd=out)
     (path,) = out.glob("nimo_workbench-*.whl")
     return path
@@ -49,9 +49,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A fresh venv with the wheel and its lab extra; yields its bin directory."""
     venv = tmp_path_factory.mktemp("venv") / "v"
-    sh([sys.executable, "-m", "venv", str(venv)], cwd=venv.parent)
+    env = scratch_env(venv / "bin")  # a source tree on PYTHONPATH would pass as installed
+    sh([sys.executable, "-m", "venv", str(venv)], cwd=venv.parent, env=env)
     sh([str(venv / "bin/python"), "-m", "pip", "install", "-q", f"{wheel}[lab]"],
-       cwd=venv.parent)
+       cwd=venv.parent, env=env)
+    assert (venv / "bin/nimo").exists()
     yield venv / "bin"
 
 
