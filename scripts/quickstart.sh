@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+source scripts/venv.sh
 
 mkdir -p out
 STORE="sqlite:///$(pwd)/out/nimo.db"

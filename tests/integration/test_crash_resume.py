@@ -26,6 +26,12 @@ DESIGN = """\
 name: crash-test
 strategy: nimo
 sampling: lmax_i1+uncertainty
+reference: min
+predictor_order: pbdf
+traversal: round_robin
+attribute_order: pbdf
+error: loo
+predictors: {}
 stop: {error_pct: 0.01, min_samples: 5, max_runs: 90}
 """
 
@@ -163,6 +169,12 @@ LIVE_DESIGN = """\
 name: crash-live
 strategy: nimo
 sampling: lmax_i1+uncertainty
+reference: min
+predictor_order: pbdf
+traversal: round_robin
+attribute_order: pbdf
+error: loo
+predictors: {}
 stop: {error_pct: 0.01, min_samples: 5, max_runs: 40}
 """
 LIVE_KNOBS = [  # short runs: ~0.3-1 s of application time each

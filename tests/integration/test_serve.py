@@ -113,6 +113,12 @@ LIVE_DESIGN = """\
 name: serve-live
 strategy: nimo
 sampling: lmax_i1+uncertainty
+reference: min
+predictor_order: pbdf
+traversal: round_robin
+attribute_order: pbdf
+error: loo
+predictors: {}
 stop: {error_pct: 0.01, min_samples: 5, max_runs: 9}
 """
 LIVE_KNOBS = [

@@ -1,64 +1,119 @@
-"""The ``nimo`` command line. Each subcommand lives in its own module, imported lazily, and
-exposes ``register(subparsers)`` which adds its parser and sets ``func`` (args -> int).
+"""The ``nimo`` command line. Each subcommand lives in its own module and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (args -> int).
 
-User errors (``NimoError``) print one line to stderr and exit 2; never a traceback.
+Startup is lazy: ``COMMANDS`` names every subcommand with its one-line help, and only the
+module of the subcommand being run is imported (``nimo --help`` and ``nimo --version`` import
+none, so they never load SQLAlchemy, paramiko or numpy). The other subcommands appear in the
+top-level help as stubs.
+
+User errors (``NimoError``) print one line to stderr and exit 2; never a traceback. A usage
+error of a subcommand shows that subcommand's usage. A closed output pipe
+(``nimo design pb --factors 7 | head -1``) ends the command quietly with exit 141 (the shell's
+code for SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from nimo import __version__
 from nimo.errors import NimoError
 
-# name -> module; each module's register() adds the subcommand (and its own sub-subcommands).
-COMMANDS: dict[str, str] = {
-    "replay": "workbench.cli.replay",
-    "design": "workbench.cli.design",
-    "predict": "workbench.cli.predict",
-    "model": "workbench.cli.model",
-    "campaign": "workbench.cli.campaign",
-    "plot": "workbench.cli.plot",
-    "serve": "workbench.cli.serve",
-    "lab": "workbench.cli.lab",
-    "clean": "workbench.cli.clean",
-    "doctor": "workbench.cli.doctor",
+# name -> (module, help); each module's register() adds the subcommand (and its own
+# sub-subcommands).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "replay": ("workbench.cli.replay",
+               "run a learning campaign against recorded measurements (CSV)"),
+    "datasets": ("workbench.cli.datasets", "list the shipped datasets, designs and inventory"),
+    "design": ("workbench.cli.design", "experiment designs (Plackett-Burman)"),
+    "predict": ("workbench.cli.predict", "predict run time from an exported cost model"),
+    "model": ("workbench.cli.model", "export learned cost models"),
+    "campaign": ("workbench.cli.campaign", "run, resume and inspect learning campaigns"),
+    "doctor": ("workbench.cli.doctor", "check an inventory's hosts before a campaign"),
+    "plot": ("workbench.cli.plot", "plot campaigns' convergence and accuracy"),
+    "serve": ("workbench.cli.serve", "run queued campaigns; hosts never shared"),
+    "lab": ("workbench.cli.lab", "build or remove a namespace lab on this machine"),
+    "clean": ("workbench.cli.clean", "remove nimo- leftovers on an inventory's hosts"),
 }
 
+SIGPIPE_EXIT = 141
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+class NimoParser(argparse.ArgumentParser):
+    """An ArgumentParser whose unrecognized arguments are reported by the (sub)parser that
+    met them, with that parser's usage (argparse's default reports them at the top level)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None,
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            self.error("unrecognized arguments: " + " ".join(extra))
+        return parsed, extra
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (None: none, for ``--help``)."""
+    parser = NimoParser(
         prog="nimo",
         description="Learn cost models of black-box applications by running them (NIMO).",
+        epilog="`nimo COMMAND --help` shows a command's options.",
     )
+    parser.add_argument("--version", action="version", version=f"nimo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module_name in COMMANDS.values():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as e:  # a subcommand not built yet must not break the rest
-            if e.name == module_name:
-                continue
-            raise
-        module.register(sub)
+    for name, (module_name, help_text) in COMMANDS.items():
+        if name == command:
+            importlib.import_module(module_name).register(sub)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
+def requested_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(requested_command(argv))
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except NimoError as e:
         print(f"nimo {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"nimo {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return SIGPIPE_EXIT
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): point stdout at /dev/null so that the
+    interpreter's final flush does not print a second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def run() -> None:
+    """The console-script entry point."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

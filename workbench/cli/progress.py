@@ -1,11 +1,13 @@
-"""The live convergence log a campaign prints: one line per told run, the runs in flight on
-a transient terminal line, and a summary when it stops."""
+"""The live convergence log a campaign prints: one line per told run, a transient status
+line on a terminal (runs out of the budget, elapsed, learning time, error, ETA, runs in
+flight), and a summary when it stops."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from nimo.campaign import CampaignResult, Observer
@@ -13,21 +15,42 @@ from nimo.records import IterationRecord, RunOutcome, RunRequest
 
 
 class ProgressTable(Observer):
-    """Prints one line per told run: the live convergence log. On a terminal, the runs in
-    flight are shown on a transient line that the next log line replaces."""
+    """Prints one line per told run: the live convergence log (the same lines on a terminal
+    and in a file). On a terminal, a transient status line under the log shows the runs done
+    out of the budget, elapsed time, learning time, current error, ETA and the runs in
+    flight; the next log line replaces it. ``budget`` is the design's ``stop.max_runs``
+    (``for_design``); without one the status shows the count alone and no ETA."""
 
     HEADER = (
         f"{'run':>4}  {'purpose':<9} {'predictor':<12} {'learning':>9}  {'internal':>8}  "
         f"{'external':>8}  assignment"
     )
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, budget: int | None = None) -> None:
         self.stream = stream
+        self.budget = budget
         self.lines = 0
+        self.done = 0
+        self.learning_s = 0.0
+        self.error_pct: float | None = None
+        self.in_flight: dict[int, tuple[RunRequest, float]] = {}
+        self.started: float | None = None
         self._transient = False
+
+    @classmethod
+    def for_design(cls, design: Any, stream: TextIO | None = None) -> ProgressTable:
+        """A table whose budget is ``design``'s ``stop.max_runs`` (a spec or a mapping)."""
+        stop = design.get("stop") if isinstance(design, Mapping) else getattr(design, "stop",
+                                                                               None)
+        budget = stop.get("max_runs") if isinstance(stop, Mapping) else getattr(
+            stop, "max_runs", None)
+        return cls(stream, budget=int(budget) if budget else None)
 
     def _out(self) -> TextIO:
         return self.stream or sys.stderr
+
+    def _tty(self) -> bool:
+        return bool(getattr(self._out(), "isatty", lambda: False)())
 
     def _header(self, out: TextIO) -> None:
         if self.lines == 0:
@@ -40,25 +63,55 @@ class ProgressTable(Observer):
             self._transient = False
 
     def asked(self, requests: Sequence[RunRequest]) -> None:
-        out = self._out()
-        if not requests or not getattr(out, "isatty", lambda: False)():
-            return
-        self._header(out)
-        self._clear(out)
-        first = requests[0]
-        what = " ".join(f"{k}={v:g}" for k, v in first.assignment.items())
-        more = f" (+{len(requests) - 1} more)" if len(requests) > 1 else ""
-        started = time.strftime("%H:%M:%S")
-        print(f"{first.run:>4}  running since {started}: {what}{more}"[:160], end="",
-              file=out, flush=True)
-        self._transient = True
+        now = time.monotonic()
+        self.started = self.started if self.started is not None else now
+        for r in requests:
+            self.in_flight[r.run] = (r, now)
+        if requests and self._tty():
+            self._header(self._out())
+            self._status()
 
     def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
         out = self._out()
+        self.in_flight.pop(outcome.request.run, None)
+        self.done += 1
+        self.learning_s = record.acquisition_s
+        if record.internal_error_pct is not None:
+            self.error_pct = record.internal_error_pct
         self._clear(out)
         self._header(out)
         status = "" if outcome.ok else f"  FAILED: {outcome.reason}"
         print(format_record(record) + status, file=out, flush=True)
+        if self.in_flight and self._tty():
+            self._status()
+
+    def _status(self) -> None:
+        """The transient status line (terminals only)."""
+        out = self._out()
+        self._clear(out)
+        width = shutil.get_terminal_size((160, 24)).columns - 1
+        print(self.status_text()[:max(width, 40)], end="", file=out, flush=True)
+        self._transient = True
+
+    def status_text(self, now: float | None = None) -> str:
+        """``7/20 runs  elapsed 0:42  learning 1.2h  error 8.1%  ETA 1:10  in flight 2: run 8
+        running since 12:01:02: cpu=0.5 ... (+1 more)``."""
+        now = time.monotonic() if now is None else now
+        elapsed = now - (self.started if self.started is not None else now)
+        parts = [f"{self.done}/{self.budget} runs" if self.budget else f"{self.done} runs",
+                 f"elapsed {format_clock(elapsed)}", f"learning {format_duration(self.learning_s)}",
+                 f"error {format_pct(self.error_pct)}"]
+        if self.budget and self.done:
+            left = max(self.budget - self.done, 0)
+            parts.append(f"ETA {format_clock(elapsed / self.done * left)}")
+        if self.in_flight:
+            first, since = min(self.in_flight.values(), key=lambda v: v[0].run)
+            what = " ".join(f"{k}={v:g}" for k, v in first.assignment.items())
+            more = f" (+{len(self.in_flight) - 1} more)" if len(self.in_flight) > 1 else ""
+            clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - since)))
+            parts.append(f"in flight {len(self.in_flight)}: run {first.run} running since "
+                         f"{clock}: {what}{more}")
+        return "  ".join(parts)
 
     def finished(self, result: CampaignResult) -> None:
         out = self._out()
@@ -66,6 +119,9 @@ class ProgressTable(Observer):
         print(f"stopped: {result.stopped_because or '-'}; runs {len(result.iterations)}; "
               f"learning time {format_duration(result.acquisition_s)}; external MAPE "
               f"{format_pct(result.external_mape_pct)}", file=out, flush=True)
+
+    def aborted(self, error: BaseException) -> None:
+        self._clear(self._out())
 
 
 def format_record(r: IterationRecord) -> str:
@@ -96,3 +152,10 @@ def format_duration(seconds: float) -> str:
 def format_pct(v: float | None) -> str:
     """A percentage with one decimal, or ``-``."""
     return "-" if v is None else f"{v:.1f}%"
+
+
+def format_clock(seconds: float) -> str:
+    """Wall time as ``m:ss`` or ``h:mm:ss``."""
+    s = int(round(max(seconds, 0.0)))
+    h, rest = divmod(s, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"

@@ -40,12 +40,13 @@ from workbench.lab.network import (
 from workbench.lab.sshd import known_hosts_lines, start_sshd
 from workbench.processes import pid_alive
 from workbench.remote.connection import Connection
+from workbench.shipped import example_inventory
 from workbench.yamlfile import read_yaml
 
 DEFAULT_PREFIX = os.environ.get("NIMO_LAB_PREFIX", "nimo-")
 DEFAULT_SUBNET = os.environ.get("NIMO_LAB_SUBNET", "10.77")
 DEFAULT_DIR = ".lab"
-EXAMPLE_INVENTORY = Path(__file__).resolve().parents[2] / "inventories" / "example.yaml"
+EXAMPLE_INVENTORY = example_inventory()  # the installed copy or the source tree's
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,6}-$")
 _BASE_RE = re.compile(r"^10\.(\d{1,3})$")
 

@@ -1,0 +1,91 @@
+"""The `nimo` entry point: lazy startup, --version, per-subcommand usage errors, closed pipes,
+--quiet still printing the final summary."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nimo import __version__
+from workbench.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("sqlalchemy", "sqlmodel", "paramiko", "numpy", "yaml", "matplotlib")
+
+
+def nimo(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
+                          text=True, env=env, **kw)  # type: ignore[call-overload]
+
+
+def test_help_and_version_import_no_subcommand_and_no_heavy_library() -> None:
+    code = ("import sys\nfrom workbench.cli import main\n"
+            "for argv in (['--help'], ['--version']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{HEAVY!r} or m.startswith('workbench.cli.'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert "usage: nimo" in proc.stdout and f"nimo {__version__}" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == f"nimo {__version__}"  # nothing loaded
+
+
+def test_help_lists_every_available_command_with_its_help() -> None:
+    text = build_parser().format_help()
+    for name, (_, help_text) in COMMANDS.items():
+        assert name in text and help_text in text
+    for module_name, _ in COMMANDS.values():  # every listed subcommand has its module
+        assert importlib.util.find_spec(module_name) is not None, module_name
+
+
+def test_unknown_option_of_a_subcommand_shows_that_subcommands_usage(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["design", "pb", "--factors", "3", "--bogus"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert err.startswith("usage: nimo design pb ")
+    assert "nimo design pb: error: unrecognized arguments: --bogus" in err
+
+
+def test_unknown_option_of_a_nested_command_names_the_nested_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["lab", "down", "--all"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: nimo lab down ") and "--all" in err
+
+
+def test_unknown_command_lists_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["frobnicate"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'frobnicate'" in err and "'replay'" in err
+
+
+def test_closed_pipe_ends_quietly_with_the_sigpipe_code() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "design", "pb", "--factors",
+                             "150", "--foldover"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert first.startswith(b"X1,X2,") and "Traceback" not in err and err == ""
+
+
+def test_replay_quiet_prints_no_table_but_the_final_summary() -> None:
+    proc = nimo("replay", str(ROOT / "datasets/synthetic/cpu_bound.csv"), "--seed", "2",
+                "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "run  purpose" not in proc.stderr + proc.stdout
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert summary.startswith("design recommended: ") and "external MAPE" in summary
