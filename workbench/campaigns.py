@@ -146,7 +146,7 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     ``failed`` with the reason, and the error propagates."""
     from workbench.executor.stops import CampaignStopped
 
-    observers: list[Observer] = [ProgressTable()] if progress else []
+    observers: list[Observer] = [ProgressTable.for_design(info.design)] if progress else []
     if json_out is not None and str(json_out) != "-":
         observers.append(JsonStream(info, json_out))
     try:

@@ -39,10 +39,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.designs import load_design
     from workbench.options import from_args
     from workbench.replay import ReplayOptions, ReplayRunner
+    from workbench.shipped import resolve_data
 
     check_json_target(args.json)
     design = load_design(args.design)
-    runner = ReplayRunner.open(from_args(ReplayOptions, args, path=args.data))
+    path = str(resolve_data(args.data))  # a CSV, or the name of a shipped dataset
+    runner = ReplayRunner.open(from_args(ReplayOptions, args, path=path))
 
     def summarize(doc: dict[str, Any], judged: Any) -> None:
         replay_summary(doc, judged, design.name, len(runner.external))
