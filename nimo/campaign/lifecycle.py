@@ -13,6 +13,7 @@ campaign) is written here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -22,10 +23,11 @@ from typing import Any
 
 from nimo.campaign.holdout import Cases, OutcomeLog, run_holdout, with_calibrated_model
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
+from nimo.campaign.metrics import unmeasured_knobs
 from nimo.campaign.recorder import StoreRecorder
 from nimo.campaign.runners import ResumingRunner
 from nimo.planner.base import Planner
-from nimo.records import CampaignInfo, CampaignKind, CampaignStatus
+from nimo.records import CampaignInfo, CampaignKind, CampaignStatus, RunOutcome
 from nimo.runner import Runner
 from nimo.space import ResourceSpace
 from nimo.store.base import Store
@@ -100,7 +102,8 @@ def execute(
         if int(info.spec.get("holdout") or 0):
             result, holdout = _holdout(store, info, campaign, resuming, log)
         calibration = calibration_cases(info) or list(getattr(runner, "calibration", ()))
-        return _hand_over(store, info, with_calibrated_model(result, holdout, calibration))
+        result = with_calibrated_model(result, holdout, calibration)
+        return _hand_over(store, info, with_unmeasured_marked(result, log.outcomes))
     finally:
         runner.close()
 
@@ -124,6 +127,18 @@ def _holdout(
         store.update_spec(info.name, holdout_result=extra)
         store.set_status(info.name, CampaignStatus.DONE)
     return campaign.result(**extra), cases
+
+
+def with_unmeasured_marked(result: CampaignResult, outcomes: Sequence[RunOutcome]
+                           ) -> CampaignResult:
+    """``result`` with its model marking the knobs no successful run varied (every run that
+    varied them failed), so that a prediction never hides that it ignores them."""
+    names = [u.knob for u in unmeasured_knobs(
+        (o.request.assignment, o.ok) for o in outcomes)]
+    model = result.model
+    if not names or not hasattr(model, "with_unmeasured"):
+        return result
+    return dataclasses.replace(result, model=model.with_unmeasured(names))
 
 
 def _hand_over(store: Store | None, info: CampaignInfo, result: CampaignResult

@@ -1,8 +1,10 @@
-"""Accuracy of a campaign's model on measured cases: MAPE and interval coverage."""
+"""Accuracy of a campaign's model on measured cases (MAPE, interval coverage), and the knobs
+whose effect no successful run measured."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,3 +34,42 @@ def interval_coverage(model: Any, cases: External, level: float) -> float | None
         p = model.predict_interval(assignment, level)
         inside += bool(p.lo <= T <= p.hi)
     return inside / len(cases)
+
+
+@dataclass(frozen=True)
+class Unmeasured:
+    """A knob measured at ``ok_levels`` only: every run at ``failed_levels`` failed."""
+
+    knob: str
+    ok_levels: tuple[float, ...]
+    failed_levels: tuple[float, ...]
+    failed_runs: int
+
+    def warning(self) -> str:
+        at = ", ".join(f"{v:g}" for v in self.failed_levels)
+        only = ", ".join(f"{v:g}" for v in self.ok_levels) or "no level"
+        return (f"knob {self.knob} was never measured: all {self.failed_runs} runs with "
+                f"{self.knob} in {{{at}}} failed (successful runs only at {only}); the model "
+                "cannot know its effect")
+
+
+def unmeasured_knobs(runs: Iterable[tuple[Mapping[str, float], bool]]) -> list[Unmeasured]:
+    """Knobs whose successful runs saw at most one level while failed runs tried others:
+    every run that varied the knob failed. ``runs`` are (assignment, succeeded) pairs."""
+    ok: dict[str, set[float]] = {}
+    bad: dict[str, dict[float, int]] = {}
+    for assignment, succeeded in runs:
+        for k, v in assignment.items():
+            if succeeded:
+                ok.setdefault(k, set()).add(float(v))
+            else:
+                bad.setdefault(k, {}).setdefault(float(v), 0)
+                bad[k][float(v)] += 1
+    out = []
+    for k in sorted(set(ok) | set(bad)):
+        levels = ok.get(k, set())
+        failed = {v: n for v, n in bad.get(k, {}).items() if v not in levels}
+        if len(levels) <= 1 and failed:
+            out.append(Unmeasured(k, tuple(sorted(levels)), tuple(sorted(failed)),
+                                  sum(failed.values())))
+    return out

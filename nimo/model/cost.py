@@ -109,6 +109,18 @@ class CostModel:
             now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
             object.__setattr__(self, "created_at", now)
 
+    @property
+    def unmeasured(self) -> tuple[str, ...]:
+        """Attributes whose effect no successful run measured (every run varying them
+        failed): the model cannot know it, and ``nimo predict`` says so."""
+        return tuple(str(a["name"]) for a in self.attributes if a.get("unmeasured"))
+
+    def with_unmeasured(self, names: Sequence[str]) -> CostModel:
+        """This model with exactly ``names`` marked as attributes it never measured."""
+        unmarked = [{k: v for k, v in a.items() if k != "unmeasured"} for a in self.attributes]
+        marked = [{**a, "unmeasured": True} if a["name"] in names else a for a in unmarked]
+        return replace(self, attributes=marked)
+
     def calibrated(self, calibration: Mapping[str, Any]) -> CostModel:
         """This model with ``calibration`` (see the class docstring) for its intervals."""
         return replace(self, calibration=dict(calibration))
@@ -249,7 +261,8 @@ class CostModel:
             "attributes": [
                 {"name": str(a["name"]), "levels": [float(v) for v in a.get("levels", ())],
                  "direction": int(a.get("direction", 1)), "resource": str(a.get("resource", "")),
-                 "unit": str(a.get("unit", "")), **({"load": True} if a.get("load") else {})}
+                 "unit": str(a.get("unit", "")), **({"load": True} if a.get("load") else {}),
+                 **({"unmeasured": True} if a.get("unmeasured") else {})}
                 for a in self.attributes
             ],
             "reference": {k: float(v) for k, v in self.reference.items()},

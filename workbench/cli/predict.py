@@ -2,7 +2,8 @@
 
 A value that is not a finite number (``nan``, ``inf``) is refused (one line, exit 2). A
 value outside the range the model was learned on (each attribute's lowest and highest level
-in the model's ``attributes``) is an extrapolation: predicted, with a warning on stderr.
+in the model's ``attributes``) is an extrapolation: predicted, with a warning on stderr; so
+is any prediction of a model with attributes its campaign never measured.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ def range_warnings(attributes: Sequence[Mapping[str, Any]],
     return out
 
 
+def unmeasured_warnings(names: Sequence[str]) -> list[str]:
+    """One warning per attribute the campaign never measured (every run varying it failed)."""
+    return [f"{name}: never measured (every run that varied it failed): the prediction "
+            f"ignores its effect" for name in names]
+
+
 def run(args: argparse.Namespace) -> int:
     from nimo.model import load_model
     from nimo.model.cost import CALIBRATION_SOURCES
@@ -74,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     assignment = parse_values(args.values, list(model.names))
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
-    for warning in range_warnings(model.attributes, assignment):
+    for warning in [*range_warnings(model.attributes, assignment),
+                    *unmeasured_warnings(model.unmeasured)]:
         print(f"nimo predict: warning: {warning}", file=sys.stderr)
     p = model.predict_interval(assignment, level=args.level)
     cal = model.calibration
