@@ -71,3 +71,15 @@ def load_model_from(doc: dict):
         path = Path(tmp) / "m.json"
         path.write_text(json.dumps(doc))
         return load_model(path)
+
+
+def test_predict_warns_far_from_every_measurement(tmp_path, capsys):
+    design = {**DESIGN, "predictors": {"mode": "auto", "bounded": True}}
+    info = new_campaign(None, CampaignKind.REPLAY, None, design, 3, {})
+    model = execute(None, info, LatencyBreaks()).model
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model.to_dict()))
+    assert main(["predict", str(path), "cpu=2", "lat=0"]) == 0
+    assert "far from every measured assignment" not in capsys.readouterr().err
+    assert main(["predict", str(path), "cpu=2", "lat=10"]) == 0
+    assert "far from every measured assignment" in capsys.readouterr().err

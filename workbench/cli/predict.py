@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
                     *unmeasured_warnings(model.unmeasured)]:
         print(f"nimo predict: warning: {warning}", file=sys.stderr)
     p = model.predict_interval(assignment, level=args.level)
+    if p.far:
+        print("nimo predict: warning: far from every measured assignment: the interval is "
+              "widened and the prediction is a guess", file=sys.stderr)
     cal = model.calibration
     source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
     how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
