@@ -36,6 +36,7 @@ from nimo.records import (
     CampaignStatus,
     IterationRecord,
     RunOutcome,
+    RunStatus,
     StoredRun,
 )
 from nimo.runner import Runner
@@ -113,9 +114,12 @@ def resume(
         runner = (runner_factory or open_runner_for)(info)
         if runner_factory is None:
             info = _complete_replay_spec(store, info, runner)
-        interrupted = store.interrupt_in_flight(name)
-        if interrupted and info.kind == CampaignKind.LIVE:
-            clean_hosts(info, interrupted)
+        # clean first, then mark: a resume killed while cleaning leaves the runs in flight,
+        # so the next resume cleans again (marked first, nothing would clean their leftovers)
+        in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
+        if in_flight and info.kind == CampaignKind.LIVE:
+            clean_hosts(info, in_flight)
+        store.interrupt_in_flight(name)
         return _execute(store, info, runner, json_out, progress)
     finally:
         store.close()

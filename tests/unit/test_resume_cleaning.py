@@ -1,0 +1,41 @@
+"""Resume cleans a live campaign's hosts BEFORE marking its in-flight runs interrupted: a
+resume killed while cleaning leaves them in flight, and the next resume cleans again."""
+
+from __future__ import annotations
+
+import pytest
+
+from nimo.records import CampaignKind, RunRequest, RunStatus
+from nimo.store import open_store
+from workbench import campaigns
+
+
+class Killed(BaseException):
+    """Stands for the SIGKILL that ends a resume while it cleans."""
+
+
+def _crashed_live_campaign(url: str) -> None:
+    with open_store(url) as store:
+        store.create_campaign("live", CampaignKind.LIVE, design={}, seed=1,
+                              spec={"inventory": "/nonexistent/inventory.yaml"})
+        store.queue_runs("live", [RunRequest(1, {"cpu": 1.0}, "train")])
+
+
+def test_a_resume_killed_while_cleaning_leaves_the_run_for_the_next_resume(tmp_path,
+                                                                           monkeypatch):
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    _crashed_live_campaign(url)
+    cleaned: list[list[int]] = []
+
+    def clean_then_die(info, runs):
+        cleaned.append([r.run for r in runs])
+        raise Killed
+
+    monkeypatch.setattr(campaigns, "clean_hosts", clean_then_die)
+    for _ in range(2):
+        with pytest.raises(Killed):
+            campaigns.resume("live", store_url=url, progress=False,
+                             runner_factory=lambda info: None)  # type: ignore[arg-type,return-value]
+    assert cleaned == [[1], [1]]  # the second resume cleaned again
+    with open_store(url) as store:
+        assert [r.status for r in store.runs("live")] == [RunStatus.QUEUED]
