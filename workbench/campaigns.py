@@ -65,7 +65,8 @@ def launch_replay(
     check_json_target(json_out)
     spec = {
         **runner_entry(CampaignKind.REPLAY).stored_spec(runner.spec()),
-        "external": [[dict(a), float(T)] for a, T in runner.external],
+        "external": _pairs(runner.external),
+        "calibration": _pairs(runner.calibration),
         "all_samples_s": runner.all_samples_s,
         "hosts": list(hosts),
     }
@@ -206,13 +207,19 @@ def check_json_target(path: str | Path | None) -> None:
 
 
 def _complete_replay_spec(store: Store, info: CampaignInfo, runner: Runner) -> CampaignInfo:
-    """A submitted replay campaign learns its external test set when it first starts."""
+    """A submitted replay campaign learns its external test set (and calibration split)
+    when it first starts."""
     if not isinstance(runner, ReplayRunner) or "external" in info.spec:
         return info
     return store.update_spec(
-        info.name, external=[[dict(a), float(T)] for a, T in runner.external],
+        info.name, external=_pairs(runner.external), calibration=_pairs(runner.calibration),
         all_samples_s=runner.all_samples_s,
     )
+
+
+def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]]:
+    """(assignment, T) cases as the JSON the campaign spec stores."""
+    return [[dict(a), float(T)] for a, T in cases]
 
 
 def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:

@@ -72,9 +72,7 @@ def external_cases(info: CampaignInfo) -> Cases:
 
 def calibration_cases(info: CampaignInfo) -> Cases:
     """The stored calibration split (withheld from the planner, never scored): (assignment,
-    mean measured T) pairs; empty unless asked for. A replay runner rebuilt from its spec
-    carries the same split as its ``calibration`` attribute, which ``execute`` reads when the
-    spec holds none."""
+    mean measured T) pairs; empty unless asked for (replay's ``--calibration-split``)."""
     return [(dict(a), float(T)) for a, T in info.spec.get("calibration") or ()]
 
 
@@ -101,8 +99,7 @@ def execute(
         holdout: Cases = []
         if int(info.spec.get("holdout") or 0):
             result, holdout = _holdout(store, info, campaign, resuming, log)
-        calibration = calibration_cases(info) or list(getattr(runner, "calibration", ()))
-        result = with_calibrated_model(result, holdout, calibration)
+        result = with_calibrated_model(result, holdout, calibration_cases(info))
         return _hand_over(store, info, with_unmeasured_marked(result, log.outcomes))
     finally:
         runner.close()

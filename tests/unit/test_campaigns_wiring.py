@@ -134,10 +134,9 @@ def test_a_replay_campaign_calibrates_on_its_split_and_scores_on_external(monkey
     real = holdout.with_calibrated_model
     monkeypatch.setattr(lifecycle, "with_calibrated_model",
                         lambda r, h, c: seen.append((h, c)) or real(r, h, c))
-    info = lifecycle.new_campaign(None, "replay", None, None, 1, {"external": external})
-    runner = FakeRunner()
-    runner.calibration = calib  # what a ReplayRunner with --calibration-split carries
-    result = lifecycle.execute(None, info, runner)
+    spec = {"external": external, "calibration": [[a, T] for a, T in calib]}  # as stored
+    info = lifecycle.new_campaign(None, "replay", None, None, 1, spec)
+    result = lifecycle.execute(None, info, FakeRunner())
     assert seen == [([], calib)]
     final = result.to_dict()["final"]
     assert final["external_mape_pct"] is not None and "external_coverage_90" in final

@@ -34,13 +34,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _series(store: Any, name: str) -> dict[str, Any]:
+    from nimo.campaign.lifecycle import external_cases
     from nimo.model import CostModel
     from nimo.model.cost import EXTERNAL, HOLDOUT
 
     info = store.campaign(name)
     iterations = store.iterations(name)
     models = store.models(name)
-    external = [(dict(a), float(T)) for a, T in info.spec.get("external") or ()]
+    external = external_cases(info)
     source = "external test set"
     if not external:  # a live campaign: its holdout runs are the test set it never learned from
         external = [(dict(r.assignment), r.sample.T) for r in store.runs(name)
