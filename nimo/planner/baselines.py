@@ -13,7 +13,8 @@ EVERYTHING_MEASURED = "every candidate assignment has been measured"
 
 class RandomPlanner(BasePlanner):
     """One random unmeasured assignment at a time; predictors use every attribute (their
-    transforms and interactions still chosen by internal error); LOO error; same stop rule."""
+    transforms and interactions still chosen by internal error); the design's error estimate
+    when it needs no test runs (``loo`` or ``cv``), else LOO; same stop rule."""
 
     def __init__(self, space: ResourceSpace, design: DesignSpec, seed: int, kind: str) -> None:
         super().__init__(space, design, seed, kind)
@@ -44,7 +45,8 @@ class RandomPlanner(BasePlanner):
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)
             self.learner.refit()
-            self._score(*self.learner.loo_errors())
+            cv = self.design.error == "cv"
+            self._score(*(self.learner.cv_errors() if cv else self.learner.loo_errors()))
             if self.internal_error is not None:
                 self.error_history.append(self.internal_error)
         record = self._record(req, outcome)

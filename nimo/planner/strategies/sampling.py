@@ -22,6 +22,7 @@ from nimo.planner.strategies.scoring import (
     spacefill_score,
     uncertainty_score,
 )
+from nimo.planner.strategies.support import EnergyCriterion, cost_aware_pick
 from nimo.space import Assignment
 
 if TYPE_CHECKING:
@@ -235,9 +236,52 @@ class SpaceFillingThenUncertainty(Sampling):
         return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
 
 
+class SupportPoints(Sampling):
+    """Every pick a greedy support point (``nimo.planner.strategies.support``): measured
+    assignments spread out and distributed like the candidates, every attribute used from
+    the first pick. The model does not steer the picks, so the cross-validated error over
+    them estimates the error over the candidate space; ``cost_exponent`` prefers, among
+    nearly equally good picks, the ones predicted to run faster."""
+
+    def __init__(self, cost_exponent: float = 0.5) -> None:
+        super().__init__(cost_exponent)
+        self.energy: EnergyCriterion | None = None
+        self.joined = False
+
+    def select(self, view: PlanView, attribute: str) -> Assignment | None:
+        return self.select_free(view)
+
+    @property
+    def free(self) -> bool:
+        return True
+
+    def before_pick(self, view: PlanView) -> None:
+        if not self.joined:
+            self.joined = True
+            view.use_every_attribute()
+
+    def exploring(self, view: PlanView) -> bool:
+        return view.learner.n < 2 * len(view.space.names) + 2
+
+    def select_free(self, view: PlanView) -> Assignment | None:
+        pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
+        if not pool:
+            return None
+        if self.energy is None:
+            self.energy = EnergyCriterion(view.space)
+        self.energy.update(view.measured | view.held_out)
+        criterion = self.energy.of(pool)
+        model = view.learner.model() if view.learner.fitted else None
+        if model is None:
+            return pool[int(np.argmin(criterion))]
+        predicted = model.predict_many(np.asarray(pool, float))
+        return pool[cost_aware_pick(criterion, predicted, self.cost_exponent)]
+
+
 SAMPLINGS: dict[str, type[Sampling]] = {
     "lmax_i1": LmaxI1,
     "l2_i2": L2I2,
     "lmax_i1+uncertainty": LmaxI1ThenUncertainty,
     "spacefill+uncertainty": SpaceFillingThenUncertainty,
+    "support": SupportPoints,
 }
