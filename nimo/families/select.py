@@ -1,7 +1,7 @@
 """Choosing a family by an honest estimate on the training runs only.
 
-Each candidate is refitted without the runs it is judged on: leave-one-out up to 20 runs,
-else 5 seeded folds. With ``extrapolate_on`` (the attribute a model must extrapolate in),
+Each candidate is refitted without the runs it is judged on: leave-one-configuration-out up
+to 20 distinct configurations, else 5 seeded folds of configurations. With ``extrapolate_on`` (the attribute a model must extrapolate in),
 the folds imitate that instead: each of the largest training levels in turn is predicted by
 a fit on the levels below it (rolling origin; at least 3 levels always train). The figure is
 the mean absolute percentage error of those predictions; ties keep the earlier candidate.
@@ -36,21 +36,25 @@ class Choice:
 
 def folds(rows: Sequence[Row], extrapolate_on: str | None = None, seed: int = 0
           ) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
-    """(method, [(train indices, test indices)])."""
-    n = len(rows)
+    """(method, [(train indices, test indices)]); repeated runs of one configuration stay
+    on the same side (the groups are the distinct rows)."""
     if extrapolate_on is not None:
         x = numbers(rows, extrapolate_on)
         levels = np.unique(x)
         held = levels[max(MIN_TRAIN_LEVELS, len(levels) // 2):]
         if held.size:
             return "extrapolate", [(np.where(x < v)[0], np.where(x == v)[0]) for v in held]
-    idx = np.arange(n)
-    if n <= LOO_MAX:
-        return "loo", [(np.delete(idx, i), idx[i:i + 1]) for i in range(n)]
-    perm = np.random.default_rng([seed, 12]).permutation(n)
-    parts = np.array_split(perm, 5)
-    return "5-fold", [(np.sort(np.concatenate([p for j, p in enumerate(parts) if j != k])),
-                       np.sort(parts[k])) for k in range(5)]
+    keys = [tuple(sorted((k, str(v)) for k, v in r.items())) for r in rows]
+    group_of = {k: g for g, k in enumerate(dict.fromkeys(keys))}
+    groups = np.array([group_of[k] for k in keys])
+    g = len(group_of)
+    if g <= LOO_MAX:
+        method, parts = "loo", [np.array([i]) for i in range(g)]
+    else:
+        method = "5-fold"
+        parts = np.array_split(np.random.default_rng([seed, 12]).permutation(g), 5)
+    return method, [(np.where(~np.isin(groups, p))[0], np.where(np.isin(groups, p))[0])
+                    for p in parts]
 
 
 def honest_error(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequence[
