@@ -31,14 +31,6 @@ from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.runner import RunnerBase
 from nimo.space import Assignment, ResourceSpace
 from workbench.options import option
-from workbench.replay_scale import (
-    Bound,
-    aggregate,
-    parse_bound,
-    parse_repeats,
-    pick_index,
-    split_by_bound,
-)
 from workbench.replay_data import (
     MAX_ASSIGNMENTS,
     MAX_LEVELS,
@@ -48,6 +40,14 @@ from workbench.replay_data import (
     ReplayDataset,
     infer_attribute,
     load_dataset,
+)
+from workbench.replay_scale import (
+    Bound,
+    aggregate,
+    parse_bound,
+    parse_repeats,
+    pick_index,
+    split_by_bound,
 )
 
 __all__ = [

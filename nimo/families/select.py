@@ -1,10 +1,11 @@
 """Choosing a family by an honest estimate on the training runs only.
 
 Each candidate is refitted without the runs it is judged on: leave-one-configuration-out up
-to 20 distinct configurations, else 5 seeded folds of configurations. With ``extrapolate_on`` (the attribute a model must extrapolate in),
-the folds imitate that instead: each of the largest training levels in turn is predicted by
-a fit on the levels below it (rolling origin; at least 3 levels always train). The figure is
-the mean absolute percentage error of those predictions; ties keep the earlier candidate.
+to 20 distinct configurations, else 5 seeded folds of configurations. With
+``extrapolate_on`` (the attribute a model must extrapolate in), the folds imitate that:
+each of the largest training levels in turn is predicted by a fit on the levels below it
+(rolling origin; at least 3 levels always train). The figure is the mean absolute
+percentage error of those predictions; ties keep the earlier candidate.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def honest_error(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequen
     return value if math.isfinite(value) else None
 
 
-def choose_family(candidates: Sequence[str], rows: Sequence[Row], T: Sequence[float], *,
+def choose_family(candidates: Sequence[str], rows: Sequence[Row],
+                  T: Sequence[float] | np.ndarray, *,
                   numeric: Sequence[str], categorical: Sequence[str] = (),
                   load: Sequence[str] = (), extrapolate_on: str | None = None,
                   seed: int = 0) -> Choice:
