@@ -53,9 +53,12 @@ def external_targets(runner: ReplayRunner) -> list[tuple[dict[str, float], dict[
 def scale_final(result: Any, runner: ReplayRunner, design: Mapping[str, Any]
                 ) -> dict[str, Any]:
     """``external_median_ape_pct``, ``external_target_error_pct`` and, with a design's
-    ``predictors.family``, ``family``."""
+    ``predictors.family``, ``family``; nothing for a replay that uses none of issue 12's
+    options (its document stays byte-for-byte what it was)."""
     extra: dict[str, Any] = {}
     model = result.model
+    if not protocol_used(runner, design):
+        return extra  # a plain replay's document stays as it was
     if model is not None and runner.external:
         X = np.vstack([model.row(a) for a, _ in runner.external])
         extra["external_median_ape_pct"] = ape_summary(
@@ -65,6 +68,17 @@ def scale_final(result: Any, runner: ReplayRunner, design: Mapping[str, Any]
     if family:
         extra["family"] = family
     return extra
+
+
+def protocol_used(runner: ReplayRunner, design: Mapping[str, Any]) -> bool:
+    """Whether the replay uses any of issue 12's options (extrapolation, repeats,
+    categorical columns, a design's model family)."""
+    from nimo.predictors.options import FAMILY_KEYS
+
+    o = runner.options
+    predictors = design.get("predictors") or {}
+    return bool(o.extrapolate or o.repeats or runner.categorical
+                or any(k in predictors for k in FAMILY_KEYS))
 
 
 def family_final(result: Any, runner: ReplayRunner, design: Mapping[str, Any]

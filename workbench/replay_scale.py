@@ -7,6 +7,7 @@ median recorded measurement (the lower one of an even count), ``mean`` keeps the
 random pick; the external set's measured T is that aggregate of the repeats. Without the
 flag nothing changes (random pick, mean T).
 
+With any of these options (or ``--categorical``, or a design's ``predictors.family``),
 ``final`` gains ``external_median_ape_pct`` beside the mean, per-target errors of the
 planner's model, and with a design's ``predictors.family`` the chosen family's model fitted on
 the runs the campaign measured (``final.family``): its honest estimates, external errors and

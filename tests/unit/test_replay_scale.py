@@ -152,3 +152,12 @@ def test_model_fit_update_and_errors(tmp_path):
     missing = write(tmp_path / "x.csv", ["P", "T"], [[1, 2]])
     err = nimo("model", "score", str(m), str(missing))
     assert err.returncode == 2 and "no column 'C'" in err.stderr
+
+
+def test_a_plain_replay_document_gains_nothing(tmp_path):
+    out = tmp_path / "p.json"
+    data = ROOT / "datasets" / "synthetic" / "cpu_bound.csv"
+    proc = nimo("replay", str(data), "--seed", "1", "--json", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    final = json.loads(out.read_text())["final"]
+    assert not {"external_median_ape_pct", "external_target_error_pct", "family"} & set(final)
