@@ -1,7 +1,7 @@
 """Categorical attribute columns of a replay CSV (instance family, storage kind, variant).
 
 A column is categorical when named with ``--categorical``, or when it is named in
-``--attributes`` and its first rows are not numbers. Its values become codes 1..k in the
+``--attributes`` and none of its first rows holds a number. Its values become codes 1..k in the
 sorted order of the category strings (the planner sees levels; ``ReplayDataset.categories``
 maps them back, and the family models one-hot them).
 """
@@ -30,12 +30,15 @@ def categorical_columns(p: str, header: Sequence[str], first: Sequence[tuple[int
 
 
 def _numbers(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
-    try:
-        for _, row in first:
+    """Whether any of the first rows has a number in column i (a column of numbers with a
+    bad cell is a numeric column whose reader names the cell, not a categorical one)."""
+    for _, row in first:
+        try:
             float(row[i])
-        return True
-    except (TypeError, ValueError, IndexError):
-        return False
+            return True
+        except (TypeError, ValueError, IndexError):
+            continue
+    return False
 
 
 class Coder:

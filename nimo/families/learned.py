@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from nimo.errors import ModelError
 from nimo.families.encoding import Encoder, Row
 from nimo.families.knn import features
 
@@ -40,7 +41,12 @@ def _estimator(name: str) -> Any:
 
 
 def fit(name: str, encoder: Encoder, rows: Sequence[Row], T: np.ndarray) -> dict[str, Any]:
-    from sklearn.model_selection import GridSearchCV, KFold
+    try:
+        from sklearn.model_selection import GridSearchCV, KFold
+    except ImportError:
+        raise ModelError(f"family {name}: fitting needs scikit-learn",
+                         hint="pip install 'nimo-workbench[families]' (prediction needs "
+                         "numpy only)") from None
 
     Z = encoder.numbers(rows)
     logs = [bool(np.all(Z[:, j] > 0)) for j in range(Z.shape[1])]
