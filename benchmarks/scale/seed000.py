@@ -8,9 +8,10 @@ N_f = 12 q runs (q = 1..10, nested, random order) train every model, and the rel
 on the test set is averaged over the 10 fractions (seed 000's Eq. 6).
 
 Baselines as in seed 000: standardised attributes, raw run time (standardised inside SVR),
-5-fold grid-search cross-validation (R^2) of SVR (RBF), kNN and polynomial regression. The project's models:
-``nimo`` (its automatic term selection on T), and ``auto`` (the family chosen by the honest
-estimate among nimo, paper, product, scaling, ernest, loglog2, knn). Grids fixed a priori.
+5-fold grid-search cross-validation (R^2) of SVR (RBF), kNN and polynomial regression. The
+project's models: ``nimo`` (its automatic term selection on T), and ``auto`` (the family
+chosen by the honest estimate among nimo, paper, product, scaling, ernest, loglog2, knn).
+Grids fixed a priori.
 
 Usage: python benchmarks/scale/seed000.py [--seeds 3]
 """
@@ -64,14 +65,13 @@ def cases() -> dict[str, tuple[list[dict], np.ndarray]]:
 
 
 def baseline(name: str, X: np.ndarray, y: np.ndarray):
+    from sklearn.compose import TransformedTargetRegressor
     from sklearn.linear_model import LinearRegression
     from sklearn.model_selection import GridSearchCV, KFold
     from sklearn.neighbors import KNeighborsRegressor
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
     from sklearn.svm import SVR
-
-    from sklearn.compose import TransformedTargetRegressor
 
     svr = TransformedTargetRegressor(SVR(kernel="rbf"), transformer=StandardScaler())
     steps = {"svr": [("s", StandardScaler()), ("m", svr)],
