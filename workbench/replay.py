@@ -41,6 +41,14 @@ from workbench.replay_data import (
     infer_attribute,
     load_dataset,
 )
+from workbench.replay_scale import (
+    Bound,
+    aggregate,
+    parse_bound,
+    parse_repeats,
+    pick_index,
+    split_by_bound,
+)
 
 __all__ = [
     "METADATA", "OCCUPANCY_COLUMNS", "RESERVED", "ReplayDataset", "ReplayOptions",
@@ -121,6 +129,19 @@ class ReplayOptions:
     max_assignments: int = option(
         MAX_ASSIGNMENTS, "--max-assignments", f"refuse data with more distinct assignments "
         f"(default {MAX_ASSIGNMENTS})", metavar="N", parse=int)
+    categorical: tuple[str, ...] = option(
+        (), "--categorical", "comma-separated attribute columns of categories (instance "
+        "family, storage kind, variant); a column named in --attributes whose values are not "
+        "numbers is categorical anyway", metavar="COL,...")
+    extrapolate: Bound | None = option(
+        None, "--extrapolate", "train only on assignments inside the bound and score on every "
+        "assignment outside it (replaces --external-test)", metavar="'COL<=VALUE'",
+        parse=parse_bound)
+    repeats: str | None = option(
+        None, "--repeats", "how repeated measurements of an assignment are aggregated: a run "
+        "replays the fastest (min) or median one, mean keeps a random pick; the external T is "
+        "that aggregate (default: random pick, mean)", metavar="min|median|mean",
+        parse=parse_repeats)
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
@@ -130,8 +151,14 @@ class ReplayOptions:
         set_("external_test", int(self.external_test))
         set_("seed", int(self.seed))
         set_("load", _attribute_list(self.load, "--load") or ())
+        set_("categorical", _attribute_list(self.categorical, "--categorical") or ())
         for name in ("calibration_split", "max_levels", "max_assignments"):
             set_(name, int(getattr(self, name)))
+        try:
+            set_("extrapolate", parse_bound(self.extrapolate))
+            set_("repeats", parse_repeats(self.repeats))
+        except argparse.ArgumentTypeError as e:
+            raise ConfigError(f"replay options: {e}") from None
         for flag, value in (("--max-levels", self.max_levels),
                             ("--max-assignments", self.max_assignments)):
             if value < 1:
@@ -150,6 +177,10 @@ class ReplayOptions:
             "calibration_split": self.calibration_split,
             "max_levels": self.max_levels,
             "max_assignments": self.max_assignments,
+            # later additions, only when set (the stored spec of older campaigns unchanged)
+            **({"extrapolate": str(self.extrapolate)} if self.extrapolate else {}),
+            **({"repeats": self.repeats} if self.repeats else {}),
+            **({"categorical": list(self.categorical)} if self.categorical else {}),
         }
 
     @classmethod
@@ -176,11 +207,15 @@ class ReplayRunner(RunnerBase):
     def __init__(self, dataset: ReplayDataset, options: ReplayOptions) -> None:
         self.dataset = dataset
         self.options = options
-        held = external_test_set(dataset, options.external_test, options.seed)
-        self.external = [(dataset.space.as_dict(a), dataset.mean_T(a)) for a in held]
+        if options.extrapolate is not None:
+            held = split_by_bound(dataset.assignments, dataset.space.names,
+                                  options.extrapolate, dataset.path)[1]
+        else:
+            held = external_test_set(dataset, options.external_test, options.seed)
+        self.external = [(dataset.space.as_dict(a), self.measured_T(a)) for a in held]
         calib = calibration_set(dataset, options.calibration_split, options.seed, held)
         # read by nimo.campaign.lifecycle: calibrates the final model's intervals only
-        self.calibration = [(dataset.space.as_dict(a), dataset.mean_T(a)) for a in calib]
+        self.calibration = [(dataset.space.as_dict(a), self.measured_T(a)) for a in calib]
         excluded = {*held, *calib}
         self._space = dataset.space.restricted(
             [a for a in dataset.assignments if a not in excluded])
@@ -191,7 +226,8 @@ class ReplayRunner(RunnerBase):
         dataset = load_dataset(options.path, options.attributes, options.time_column,
                                options.where, load=options.load,
                                max_levels=options.max_levels,
-                               max_assignments=options.max_assignments)
+                               max_assignments=options.max_assignments,
+                               categorical=options.categorical)
         return cls(dataset, options)
 
     @classmethod
@@ -222,9 +258,32 @@ class ReplayRunner(RunnerBase):
         if not recorded:
             return RunOutcome(request, RunStatus.FAILED,
                               reason=f"no recorded measurement for {dict(request.assignment)}")
-        rng = np.random.default_rng([self.options.seed, request.run])
-        pick = recorded[int(rng.integers(len(recorded)))]
-        return RunOutcome(request, RunStatus.DONE, sample=pick, host="replay")
+        k = pick_index([s.T for s in recorded], self.options.repeats)
+        if k is None:
+            rng = np.random.default_rng([self.options.seed, request.run])
+            k = int(rng.integers(len(recorded)))
+        return RunOutcome(request, RunStatus.DONE, sample=recorded[k], host="replay")
+
+    @property
+    def categorical(self) -> tuple[str, ...]:
+        return tuple(self.dataset.categories)
+
+    @property
+    def numeric_names(self) -> tuple[str, ...]:
+        return tuple(n for n in self.dataset.space.names if n not in self.dataset.categories)
+
+    def row(self, assignment: Mapping[str, float]) -> dict[str, Any]:
+        """An assignment with each categorical attribute's level as its category string."""
+        cats = self.dataset.categories
+        return {n: cats[n][int(round(v)) - 1] if n in cats else float(v)
+                for n, v in assignment.items()}
+
+    def measured_T(self, a: Assignment) -> float:
+        """The T an assignment is scored against: the mean of its repeats, or their
+        ``--repeats`` aggregate."""
+        if self.options.repeats is None:
+            return self.dataset.mean_T(a)
+        return aggregate([s.T for s in self.dataset.runs[a]], self.options.repeats)
 
 
 def open_replay(*args: Any, **kwargs: Any) -> tuple[ReplayRunner, list[tuple[dict[str, float],

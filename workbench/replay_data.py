@@ -28,6 +28,7 @@ import numpy as np
 from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
+from workbench.replay_categories import Coder, categorical_columns
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
 # bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
@@ -128,6 +129,8 @@ class ReplayDataset:
     kind: str
     runs: Mapping[Assignment, tuple[Sample, ...]]
     load: tuple[str, ...] = ()
+    # categorical attribute -> its categories; level k of it means categories[k - 1]
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def assignments(self) -> list[Assignment]:
@@ -163,6 +166,7 @@ class ReadSpec:
     load: Sequence[str] = ()
     max_levels: int = MAX_LEVELS
     max_assignments: int = MAX_ASSIGNMENTS
+    categorical: Sequence[str] = ()
 
 
 def load_dataset(
@@ -174,9 +178,11 @@ def load_dataset(
     load: Sequence[str] = (),
     max_levels: int = MAX_LEVELS,
     max_assignments: int = MAX_ASSIGNMENTS,
+    categorical: Sequence[str] = (),
 ) -> ReplayDataset:
     """Read and check a replay CSV, streaming; errors name the file, line and column."""
-    spec = ReadSpec(attributes, time_column, where, tuple(load), max_levels, max_assignments)
+    spec = ReadSpec(attributes, time_column, where, tuple(load), max_levels, max_assignments,
+                    tuple(categorical))
     return _Reader(str(path), spec).read()
 
 
@@ -199,12 +205,16 @@ class _Reader:
             header = _header(p, rows, spec.time_column)
             sniff = [next(rows, None) for _ in range(SNIFF_ROWS)]
             first = [r for r in sniff if r is not None]
+            cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
             names = _attribute_columns(p, header, first, spec)
-            data = self._aggregate(header, names, _chain(first, rows))
+            names += [c for c in cats if c not in names]
+            coder = Coder(header, cats)
+            data = self._aggregate(header, names, coder.rows(_chain(first, rows)))
+            data, categories = coder.finish(names, data)
         if not data:
             raise DataError(f"{p}: no data rows"
                             + (" match the --where filters" if spec.where else ""))
-        return _dataset(p, header, names, data, spec)
+        return _dataset(p, header, names, data, spec, categories)
 
     def _aggregate(self, header: list[str], names: list[str],
                    rows: Iterator[tuple[int, list[str]]]) -> dict[Assignment, Repeats]:
@@ -357,11 +367,12 @@ def _numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
 
 
 def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],
-             spec: ReadSpec) -> ReplayDataset:
+             spec: ReadSpec, categories: Mapping[str, tuple[str, ...]] | None = None
+             ) -> ReplayDataset:
     kind = _kind(header)
     levels = {c: sorted({a[i] for a in data}) for i, c in enumerate(names)}
     load = tuple(spec.load)
     space = ResourceSpace(tuple(infer_attribute(c, levels[c], c in load) for c in names),
                           tuple(data))
     return ReplayDataset(p, space, "direct" if kind == "direct" else "occupancy",
-                         Runs(names, kind, data), load)
+                         Runs(names, kind, data), load, dict(categories or {}))

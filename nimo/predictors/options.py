@@ -9,6 +9,8 @@ from typing import Any
 
 from nimo.errors import ConfigError
 
+FAMILY_KEYS = ("family", "candidates")  # the model family (nimo.families.options)
+
 MODES = ("auto", "paper")
 ALLOWED_TRANSFORMS = ("identity", "reciprocal", "log", "piecewise")
 
@@ -36,6 +38,9 @@ class PredictorOptions:
     # the model holds predicted T within a range of its measured runs and flags (and widens
     # the intervals of) predictions far from every measurement; off: the paper's behaviour
     bounded: bool = False
+    # the family of the model a replay hands over (``nimo.families.options``); None: the
+    # planner's own model, as before
+    family: Any = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -58,12 +63,16 @@ class PredictorOptions:
             return cls()
         if not isinstance(d, Mapping):
             raise ConfigError("predictors: must be a mapping")
-        valid = [f.name for f in dataclasses.fields(cls)]
+        valid = [f.name for f in dataclasses.fields(cls) if f.name != "family"]
+        valid += FAMILY_KEYS
         unknown = sorted(set(d) - set(valid))
         if unknown:
             raise ConfigError(f"predictors: unknown key(s) {', '.join(map(str, unknown))}",
                               hint="valid: " + ", ".join(valid))
-        kw = dict(d)
+        kw = {k: v for k, v in d.items() if k not in FAMILY_KEYS}
+        from nimo.families.options import family_options
+
+        kw["family"] = family_options(d)
         if "transforms" in kw:
             t = kw["transforms"]
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
@@ -80,6 +89,9 @@ class PredictorOptions:
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
+        family = d.pop("family")
+        if family is not None:
+            d.update(family.to_dict())
         return d

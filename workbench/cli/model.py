@@ -11,7 +11,7 @@ from nimo.store import default_url, open_store
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("model", help="export learned cost models")
+    p = subparsers.add_parser("model", help="export, score, update and fit cost models")
     sub = p.add_subparsers(dest="model_command", metavar="ACTION")
     sub.required = True
     ex = sub.add_parser("export", help="write a campaign's cost model as JSON")
@@ -21,6 +21,9 @@ def register(subparsers: Any) -> None:
     ex.add_argument("--version", type=int, metavar="K", help="model version (default: latest)")
     ex.add_argument("-o", "--output", required=True, metavar="FILE", help="model.json to write")
     ex.set_defaults(func=cmd_export)
+    from workbench.cli.model_runs import register as register_runs
+
+    register_runs(sub)  # score, update, fit
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -34,11 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.campaigns import check_json_target, launch_replay
+    from workbench.campaigns import check_json_target, launch_replay, write_json
     from workbench.cli.campaign import run_campaign
     from workbench.designs import load_design
     from workbench.options import from_args
     from workbench.replay import ReplayOptions, ReplayRunner
+    from workbench.replay_family import scale_final
+    from workbench.replay_scale import with_final
     from workbench.shipped import resolve_data
 
     check_json_target(args.json)
@@ -51,9 +53,17 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(f"wrote {args.json}")
 
-    return run_campaign(lambda: launch_replay(
-        runner, design=design, seed=args.seed, store_url=args.store, name=args.name,
-        json_out=args.json, progress=not args.quiet), args.name, summarize)
+    stream = None if args.json == "-" else args.json  # stdout: written once, at the end
+
+    def campaign() -> Any:
+        result = launch_replay(runner, design=design, seed=args.seed, store_url=args.store,
+                               name=args.name, json_out=stream, progress=not args.quiet)
+        result = with_final(result, scale_final(result, runner, result.design))
+        if args.json:
+            write_json(result, args.json)
+        return result
+
+    return run_campaign(campaign, args.name, summarize)
 
 
 def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int) -> None:
@@ -72,5 +82,14 @@ def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int)
           f"{(final['all_samples_s'] or 0) / 3600:.2f} h; external MAPE "
           f"{'-' if mape is None else f'{mape:.1f}%'} on {external} assignments; "
           f"stopped by {stop_kind(reason)}: {reason}", file=sys.stdout)
+    median = final.get("external_median_ape_pct")
+    if median is not None:
+        print(f"design {design}: external median APE {median:.1f}%")
+    family = final.get("family") or {}
+    if family.get("name"):
+        fm, fmed = family.get("external_mape_pct"), family.get("external_median_ape_pct")
+        print(f"design {design}: family {family['name']} (chosen by {family['chosen_by']}): "
+              f"external MAPE {'-' if fm is None else f'{fm:.1f}%'}, median APE "
+              f"{'-' if fmed is None else f'{fmed:.1f}%'}")
     for warning in judged.warnings:
         print(f"design {design}: warning: {warning}")

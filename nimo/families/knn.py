@@ -1,0 +1,77 @@
+"""k nearest neighbours with a weighted mean and variance (seed 002).
+
+Distance: numeric attributes on ``log`` scale when positive (else linear), each divided by
+its training range; a differing category counts as distance 1. Weights ``1 / (d + eps)``;
+the prediction is the weighted mean of the neighbours' log run times (exponentiated) and its
+spread their weighted variance. ``k`` is chosen among 1..7 by leave-one-out on the training
+runs only. Prediction needs numpy and the exported training points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from nimo.families.encoding import Encoder, Row
+
+EPS = 1e-6
+K_CHOICES = (1, 2, 3, 4, 5, 7)
+
+
+def features(encoder: Encoder, rows: Sequence[Row], logs: Sequence[bool]) -> np.ndarray:
+    Z = encoder.numbers(rows)
+    cols = [np.log(Z[:, j]) if logs[j] else Z[:, j] for j in range(Z.shape[1])]
+    return np.column_stack(cols + list(encoder.onehot(rows).T)) if cols or encoder.categorical \
+        else np.zeros((len(rows), 0))
+
+
+def _neighbours(F: np.ndarray, train: np.ndarray, k: int, skip_self: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+    d = np.sqrt(((F[:, None, :] - train[None, :, :]) ** 2).sum(axis=2))
+    if skip_self:
+        np.fill_diagonal(d, np.inf)
+    k = min(k, train.shape[0] - (1 if skip_self else 0))
+    idx = np.argsort(d, axis=1, kind="stable")[:, :k]
+    return idx, np.take_along_axis(d, idx, axis=1)
+
+
+def weighted(idx: np.ndarray, dist: np.ndarray, logy: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(weighted mean, weighted variance) of ``logy`` over each row's neighbours."""
+    w = 1.0 / (dist + EPS)
+    w = w / w.sum(axis=1, keepdims=True)
+    vals = logy[idx]
+    mean = (w * vals).sum(axis=1)
+    return mean, (w * (vals - mean[:, None]) ** 2).sum(axis=1)
+
+
+def fit(encoder: Encoder, rows: Sequence[Row], T: np.ndarray) -> dict[str, Any]:
+    Z = encoder.numbers(rows)
+    logs = [bool(np.all(Z[:, j] > 0)) for j in range(Z.shape[1])]
+    F = features(encoder, rows, logs)
+    lo, span = F.min(axis=0), np.ptp(F, axis=0)
+    span = np.where(span > 0, span, 1.0)
+    F = (F - lo) / span
+    logy = np.log(np.asarray(T, dtype=float))
+    best_k, best_err = 1, np.inf
+    if len(rows) > 1:
+        for k in K_CHOICES:
+            idx, dist = _neighbours(F, F, k, skip_self=True)
+            err = float(np.mean(np.abs(np.expm1(weighted(idx, dist, logy)[0] - logy))))
+            if err < best_err - 1e-12:
+                best_k, best_err = k, err
+    return {"k": best_k, "log": logs, "lo": lo.tolist(), "span": span.tolist(),
+            "points": F.tolist(), "log_T": logy.tolist()}
+
+
+def predict(encoder: Encoder, params: Mapping[str, Any], rows: Sequence[Row]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted T, weighted variance of log T) for ``rows``."""
+    F = features(encoder, rows, params["log"])
+    F = (F - np.asarray(params["lo"])) / np.asarray(params["span"])
+    train = np.asarray(params["points"], dtype=float).reshape(-1, F.shape[1])
+    idx, dist = _neighbours(F, train, int(params["k"]))
+    mean, var = weighted(idx, dist, np.asarray(params["log_T"], dtype=float))
+    return np.exp(mean), var

@@ -1,0 +1,55 @@
+"""Loading either kind of exported model: a NIMO cost model (``nimo-cost-model``) or a
+family model (``nimo-family-model``, :mod:`nimo.families`), and predicting rows with it.
+
+Rows are mappings ``{attribute: value}``; a family model takes category strings for its
+categorical attributes, a cost model numbers only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nimo.errors import ModelError
+from nimo.model.cost import CostModel
+
+
+def read_json(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ModelError(f"cannot read model {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelError(f"{path} is not JSON (not a NIMO model)") from None
+
+
+def load_any(path: str | Path) -> Any:
+    """A ``CostModel`` or a ``FamilyModel`` from ``path`` (ModelError otherwise)."""
+    from nimo.families.model import FORMAT, FamilyModel
+
+    d = read_json(path)
+    if isinstance(d, Mapping) and d.get("format") == FORMAT:
+        return FamilyModel.from_dict(d)
+    try:
+        return CostModel.from_dict(d)
+    except ModelError as e:
+        raise ModelError(f"{path}: {e}", hint=f"expected a cost model or \"format\": "
+                         f"\"{FORMAT}\"") from None
+
+
+def attribute_names(model: Any) -> tuple[str, ...]:
+    return tuple(model.names)
+
+
+def predict_rows(model: Any, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Predicted T of each row with either kind of model."""
+    if isinstance(model, CostModel):
+        if not rows:
+            return np.empty(0)
+        return model.predict_many(np.vstack([model.row(r) for r in rows]))
+    return np.asarray(model.predict(rows), dtype=float)
