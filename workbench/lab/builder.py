@@ -112,7 +112,8 @@ class Lab:
     # -- state -----------------------------------------------------------------------------
     def _save_state(self) -> None:
         state = {"prefix": self.prefix, "subnet_base": self.subnet_base, "n": self.n,
-                 "bridge": self.bridge, "slurm": self.slurm, "hosts": [asdict(h) for h in self.hosts],
+                 "bridge": self.bridge, "slurm": self.slurm,
+                 "hosts": [asdict(h) for h in self.hosts],
                  "sshd_pids": self.sshd_pids, "timings": self.timings}
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
 

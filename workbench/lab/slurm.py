@@ -185,7 +185,7 @@ def slurm_inventory(doc: dict[str, Any], lab_dir: Path, hosts: list[LabHost]
 
     n = sum(1 for h in hosts if h.role == "compute")
     cores = os.cpu_count() or 1
-    shares = sorted({round(cores / n * f, 2) for f in (0.5, 0.75, 1.0)})
+    shares = sorted({round(cores / n * f, 2) for f in (0.2, 0.4, 0.6, 0.8, 1.0)})
     app = APPS["pwork"].application(timeout_s=120)
     return {
         **{k: v for k, v in doc.items() if k not in ("knobs", "application", "monitors")},
