@@ -63,7 +63,7 @@ def slurm_conf(d: Path, prefix: str, controller: LabHost, nodes: list[LabHost],
         f"SlurmctldLogFile={d / 'slurmctld.log'}", f"SlurmdLogFile={d / 'slurmd.%n.log'}",
         "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "MpiDefault=none",
         "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory",
-        "SchedulerType=sched/backfill", "ReturnToService=2",
+        "SchedulerType=sched/backfill", "ReturnToService=1",  # a node set down stays down
         # schedule a submitted batch job at once (default: up to 3 s later)
         "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0",
         # finished jobs stay visible to squeue/scontrol for an hour (there is no slurmdbd)
