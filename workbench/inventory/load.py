@@ -36,9 +36,11 @@ def parse_inventory(data: Any, path: str = "<inventory>", base_dir: Path | None 
     top = ck.mapping(data if data is not None else {}, "", TOP_KEYS)
     if "version" in top and top["version"] != 1:
         raise ck.fail("version", f"{top['version']!r} is not supported", "valid: 1")
-    hosts = parse_hosts(ck, top, base_dir or Path("."))
     knobs = parse_knobs(ck, top.get("knobs"))
     executor = _executor(ck, top, knobs)
+    # a Slurm cluster needs no host list (its nodes are Slurm's); one may still be given
+    hosts = () if executor == "slurm" and not {"hosts", "hosts_from"} & set(top) \
+        else parse_hosts(ck, top, base_dir or Path("."))
     return Inventory(
         path=path,
         name=Text().parse(ck, "name", top.get("name", Path(path).stem)),
