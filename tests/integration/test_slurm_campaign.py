@@ -103,3 +103,22 @@ def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> N
         assert all(n.startswith(f"{prefix}compute") for n in nodes)
         assert s.meta["slurm"]["state"] == "COMPLETED"
     assert squeue(slurm_lab) == ""
+
+
+def test_lab_up_slurm_and_down_leave_nothing(lab_slot, tmp_path) -> None:
+    prefix, base = lab_slot
+    lab_dir = tmp_path / "lab"
+    up = nimo("lab", "up", str(lab_dir), "--slurm", "--hosts", "3", "--prefix", prefix,
+              "--subnet-base", base).stdout
+    assert "slurmd on every compute host" in up
+    state = json.loads((lab_dir / "slurm" / "state.json").read_text())
+    conf = str(lab_dir / "slurm" / "slurm.conf")
+    env = {**os.environ, "SLURM_CONF": conf}
+    sinfo = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
+                           text=True, env=env, check=True).stdout.split()
+    assert sinfo == [f"{prefix}compute1", "idle", f"{prefix}compute2", "idle"]
+    nimo("lab", "down", str(lab_dir))
+    assert not (lab_dir / "slurm").exists() and not (lab_dir / "inventory.yaml").exists()
+    assert not Path(f"/proc/{state['munged_pid']}").exists()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert conf not in ps, [ln for ln in ps.splitlines() if conf in ln]

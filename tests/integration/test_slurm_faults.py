@@ -170,3 +170,23 @@ def test_time_limit_node_down_and_failed_start_are_failed_runs_with_slurms_reaso
     assert "drained mid-run" in down, down
     assert "TIMEOUT" in late and "TimeLimit" in late, late
     assert slurm(slurm_lab, "squeue", "-h") == ""
+
+
+def test_sigterm_cancels_only_the_campaigns_own_jobs(slurm_lab, tmp_path):
+    inv = write_inventory(slurm_lab, tmp_path, "term", timeout_s=120,
+                          command=["sleep", "100"])
+    foreign = slurm(slurm_lab, "sbatch", "--parsable", "-J", "someone-else", "-N", "1",
+                    f"--output={tmp_path}/foreign.out", "--wrap", "sleep 100").strip()
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "campaign", "run", str(inv),
+                             "--store", f"sqlite:///{tmp_path / 'nimo.db'}", "--name", "term",
+                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    ours = wait_for(lambda: [j for j, n, s in all_jobs(slurm_lab)
+                             if n.startswith("nimo-") and s == "RUNNING"], 60, "our job")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "interrupted" in err, err
+    states = {j: s for j, _, s in all_jobs(slurm_lab)}
+    assert all(states[j] == "CANCELLED" for j in ours), states
+    assert states[foreign] == "RUNNING", states
+    slurm(slurm_lab, "scancel", foreign)
