@@ -74,6 +74,14 @@ def test_lab_writes_a_slurm_inventory_and_doctor_passes(slurm_lab) -> None:
     assert inv.knobs[0].levels == (1.0, 2.0, 3.0, 4.0)
     out = nimo("doctor", str(slurm_lab.inventory_path)).stdout
     assert "partition lab up: 4 idle" in out, out
+    doc = yaml.safe_load(slurm_lab.inventory_path.read_text())
+    doc["slurm"]["partition"] = "nope"
+    bad = slurm_lab.dir / "bad-partition.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    refused = nimo("campaign", "run", str(bad), "--store", f"sqlite:///{slurm_lab.dir}/x.db",
+                   check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert "check partition: partition 'nope' does not exist; valid: lab" in refused.stderr
 
 
 def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> None:

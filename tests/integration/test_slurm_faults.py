@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -181,8 +182,9 @@ def test_sigterm_cancels_only_the_campaigns_own_jobs(slurm_lab, tmp_path):
                              "--store", f"sqlite:///{tmp_path / 'nimo.db'}", "--name", "term",
                              "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
-    ours = wait_for(lambda: [j for j, n, s in all_jobs(slurm_lab)
-                             if n.startswith("nimo-") and s == "RUNNING"], 60, "our job")
+    ours = wait_for(lambda: [j for j, n, s in all_jobs(slurm_lab)  # a run's job, not staging
+                             if re.fullmatch(r"nimo-.*-r\d+", n) and s == "RUNNING"], 60,
+                    "our job")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "interrupted" in err, err

@@ -194,8 +194,13 @@ class SlurmRunner:
         opts = ["--wait", "--nodes=1", f"--time={time_limit_min(max(600.0, app.timeout_s))}",
                 f"--job-name=nimo-{self.tag}-stage", f"--output={log}", f"--chdir={self.work_dir}",
                 *self._placement()]
-        self.cli.run(["sbatch", "--parsable", *opts, "--wrap",
-                      " ".join(shlex.quote(a) for a in argv)])
+        try:
+            self.cli.run(["sbatch", "--parsable", *opts, "--wrap",
+                          " ".join(shlex.quote(a) for a in argv)])
+        except BaseException:  # interrupted while waiting: the staging job is ours to end
+            self.cli.cancel([j for j, n in self.cli.jobs_named(f"nimo-{self.tag}-stage").items()
+                             if n == f"nimo-{self.tag}-stage"])
+            raise
 
     def dataset_path(self) -> str:
         return f"{self.inventory.storage.export}/{self.inventory.application.dataset.path}"
