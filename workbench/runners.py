@@ -63,6 +63,24 @@ def _live(spec: Mapping[str, Any]) -> Runner:
     return SSHRunner(inventory)
 
 
+def live_spec(inventory_path: str) -> tuple[dict[str, Any], list[str]]:
+    """The runner spec and the hosts to lease of a live campaign queued without running
+    (``nimo campaign submit``); a Slurm campaign gets its job tag now, so that every later
+    start of it (the service, a resume) finds the same jobs."""
+    from pathlib import Path
+
+    from workbench.inventory import load_inventory
+
+    inventory = load_inventory(inventory_path)
+    spec: dict[str, Any] = {"inventory": str(Path(inventory_path).resolve())}
+    if inventory.executor != "slurm":
+        return spec, [h.name for h in inventory.hosts]
+    from workbench.slurm import SlurmRunner
+
+    runner = SlurmRunner(inventory)
+    return {**spec, **runner.spec()}, list(runner.hosts)
+
+
 RUNNERS: dict[str, RunnerEntry] = {
     CampaignKind.REPLAY: RunnerEntry(_replay, spec_key="dataset", needs="path"),
     CampaignKind.LIVE: RunnerEntry(_live, needs="inventory"),

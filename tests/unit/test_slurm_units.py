@@ -152,3 +152,22 @@ def test_docs_describe_the_slurm_keys():
     doc = (ROOT / "docs" / "slurm.md").read_text()
     for name in option_names(Slurm):
         assert f"| `{name}` |" in doc, name
+
+
+def test_a_submitted_slurm_campaign_gets_its_job_tag_at_once(tmp_path):
+    from workbench.runners import live_spec
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump(slurm_doc()))
+    spec, hosts = live_spec(str(inv))
+    assert spec["inventory"] == str(inv) and spec["slurm_tag"].startswith("inv-")
+    assert hosts == ["slurm:lab"]
+    assert live_spec(str(inv))[0]["slurm_tag"] != spec["slurm_tag"]  # one per campaign
+
+
+def test_resume_cleaning_of_a_hostless_slurm_inventory_has_nothing_to_sweep(tmp_path):
+    from workbench import clean
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump(slurm_doc()))
+    assert clean.clean_inventory(str(inv)) == {}
