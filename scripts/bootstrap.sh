@@ -15,6 +15,7 @@ APT_PACKAGES=(
   openssh-server openssh-client iproute2 iptables sysstat iperf3 iputils-ping procps psmisc
   tshark nfstrace sshfs fuse3 libnfs-utils nfs-ganesha nfs-ganesha-vfs rpcbind cpulimit
   libnetfilter-queue-dev gcc libc6-dev python3-dev python3-venv postgresql sqlite3 xz-utils
+  slurmctld slurmd slurm-client munge
 )
 
 if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

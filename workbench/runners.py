@@ -3,7 +3,9 @@
 A campaign's stored spec holds its runner's ``spec()`` (under ``spec_key``, or at the top
 level); ``open_runner_for`` rebuilds the runner of a stored campaign from it. Adding a runner
 (say, a Slurm one) is one ``Runner`` class, one entry in ``RUNNERS`` and one
-``CampaignKind``.
+``CampaignKind``. A live campaign's runner is chosen by its inventory's ``executor``
+(``ssh``: ``SSHRunner``; ``slurm``: ``workbench.slurm.SlurmRunner``, whose stored spec adds
+``slurm_tag``).
 """
 
 from __future__ import annotations
@@ -45,12 +47,38 @@ def _replay(spec: Mapping[str, Any]) -> Runner:
 
 
 def _live(spec: Mapping[str, Any]) -> Runner:
+    """A live campaign's runner: the inventory's ``executor`` picks it (SSH or Slurm)."""
     try:
-        from workbench.executor import open_runner
+        from workbench.executor import SSHRunner
+        from workbench.inventory import load_inventory
     except ImportError as e:
         raise ConfigError("live campaigns need workbench.executor, which failed to import",
                           hint=str(e)) from None
-    return open_runner(spec["inventory"])
+    inventory = load_inventory(spec["inventory"])
+    if inventory.executor == "slurm":
+        from workbench.slurm import SlurmRunner
+
+        # the tag names the campaign's jobs: a resumed campaign finds them by it
+        return SlurmRunner(inventory, tag=spec.get("slurm_tag"))
+    return SSHRunner(inventory)
+
+
+def live_spec(inventory_path: str) -> tuple[dict[str, Any], list[str]]:
+    """The runner spec and the hosts to lease of a live campaign queued without running
+    (``nimo campaign submit``); a Slurm campaign gets its job tag now, so that every later
+    start of it (the service, a resume) finds the same jobs."""
+    from pathlib import Path
+
+    from workbench.inventory import load_inventory
+
+    inventory = load_inventory(inventory_path)
+    spec: dict[str, Any] = {"inventory": str(Path(inventory_path).resolve())}
+    if inventory.executor != "slurm":
+        return spec, [h.name for h in inventory.hosts]
+    from workbench.slurm import SlurmRunner
+
+    runner = SlurmRunner(inventory)
+    return {**spec, **runner.spec()}, list(runner.hosts)
 
 
 RUNNERS: dict[str, RunnerEntry] = {

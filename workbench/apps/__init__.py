@@ -12,6 +12,7 @@ compress   LZMA (xz preset 1) of text files, ~10 MB/s per core    cpu_share
 checksum   SHA-256 of incompressible files read over the mount    rate_mbit, delay_ms
 scan       4 passes over the files kept open (iterative analysis) memory_mb (page cache)
 sort       external merge sort of 100-byte records                memory_mb (spills, passes)
+pwork      parallel SHA-256 work items over TCP (Slurm job tasks)  nodes, cpu_share per node
 =========  =====================================================  ==========================
 """
 
@@ -71,6 +72,8 @@ APPS: dict[str, AppSpec] = {
                 "memory-sensitive: repeated passes served from the page cache when it fits"),
         AppSpec("sort", "sort.py", ("--workdir", "{workdir}"), "records", 64, 4,
                 "memory-sensitive: external merge sort spilling below its working set"),
+        AppSpec("pwork", "pwork.py", ("--work-mb", "1200", "--rendezvous", "{workdir}"),
+                "random", 4, 4, "parallel (Slurm): TCP work queue, time falls with nodes"),
     )
 }
 

@@ -179,15 +179,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from nimo.store import open_store
     from workbench.options import from_args
     from workbench.replay import ReplayOptions
-    from workbench.runners import runner_entry
+    from workbench.runners import live_spec, runner_entry
 
     hosts = [h for h in args.hosts.split(",") if h]
     design = load_design(args.design)
     if args.inventory:
         kind = CampaignKind.LIVE
-        runner_spec = {"inventory": str(Path(args.inventory).resolve())}
-        extra: dict[str, Any] = {"holdout": args.holdout,
-                                 "hosts": hosts or _inventory_hosts(args.inventory)}
+        runner_spec, inventory_hosts = live_spec(args.inventory)
+        extra: dict[str, Any] = {"holdout": args.holdout, "hosts": hosts or inventory_hosts}
     else:
         kind = CampaignKind.REPLAY
         runner_spec = from_args(ReplayOptions, args, path=args.replay).to_spec()
@@ -201,13 +200,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"queued {args.name} ({kind}) in {store.url}"
               + (f" for hosts {', '.join(spec['hosts'])}" if spec["hosts"] else ""))
     return 0
-
-
-def _inventory_hosts(path: str) -> list[str]:
-    from workbench.inventory import load_inventory
-
-    inv = load_inventory(path)
-    return [h.name for h in inv.hosts]
 
 
 def cmd_delete(args: argparse.Namespace) -> int:

@@ -22,8 +22,12 @@ def register(subparsers: Any) -> None:
         s.add_argument("dir_pos", nargs="?", metavar="DIR", help="lab directory (same as --dir)")
         s.add_argument("--dir", default=None, help=f"lab directory (default {DEFAULT_DIR})")
         if name == "up":
-            s.add_argument("--hosts", type=int, default=3,
-                           help="number of hosts: 1 storage + N-1 compute (default 3)")
+            s.add_argument("--hosts", type=int, default=None,
+                           help="number of hosts: 1 storage + N-1 compute (default 3; "
+                                "with --slurm 5: 4 Slurm nodes)")
+            s.add_argument("--slurm", action="store_true",
+                           help="also a Slurm cluster: slurmctld on the storage host, a "
+                                "slurmd per compute host; the inventory gets executor: slurm")
             s.add_argument("--prefix", default=DEFAULT_PREFIX,
                            help="name prefix of namespaces/links (default $NIMO_LAB_PREFIX "
                                 f"or {DEFAULT_PREFIX})")
@@ -37,10 +41,16 @@ def _dir(args: argparse.Namespace) -> str:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    lab = Lab(_dir(args), hosts=args.hosts, prefix=args.prefix, subnet_base=args.subnet_base)
+    hosts = args.hosts if args.hosts is not None else (5 if args.slurm else 3)
+    lab = Lab(_dir(args), hosts=hosts, prefix=args.prefix, subnet_base=args.subnet_base,
+              slurm=args.slurm)
     lab.up()
     for h in lab.hosts:
         print(f"{h.name:10} {h.role:8} ssh {h.address:12} data {h.data_iface} {h.data_address}")
+    if lab.slurm:
+        print(f"slurm: slurmctld on {lab.hosts[0].name}, slurmd on every compute host, "
+              f"up in {lab.timings.get('slurm_up_s', 0):.2f} s; SLURM_CONF={lab.dir}/slurm/"
+              "slurm.conf")
     print(f"lab up in {lab.timings.get('up_s', 0):.2f} s; inventory: {lab.inventory_path}")
     return 0
 

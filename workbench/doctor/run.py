@@ -85,7 +85,12 @@ def _run_check(conn: Connection, check: Check, ctx: Context) -> Finding:
 def diagnose(inventory: Inventory, connect: Connect | None = None,
              checks: Sequence[Check] = CHECKS) -> list[Finding]:
     """Findings for every host of ``inventory`` (hosts checked concurrently), host by host
-    in inventory order; ``connect`` defaults to ``ssh_connect``."""
+    in inventory order; ``connect`` defaults to ``ssh_connect``. With ``executor: slurm``
+    the cluster's checks instead (``workbench.doctor.slurm``)."""
+    if inventory.executor == "slurm":  # the cluster is checked, not SSH hosts
+        from workbench.doctor.slurm import diagnose_slurm
+
+        return [Finding(*f) for f in diagnose_slurm(inventory)]
     connect = connect or ssh_connect
     got = run_parallel({h.name: partial(check_host, h, inventory, connect, checks)
                         for h in inventory.hosts})

@@ -27,6 +27,8 @@ def load_inventory_hosts(path: Path) -> tuple[Host, ...]:
     top = ck.mapping(data if data is not None else {}, "", TOP_KEYS)
     if "hosts_from" in top:
         raise ck.fail("hosts_from", "chained hosts_from is not supported", "valid: hosts")
+    if top.get("executor") == "slurm" and "hosts" not in top:
+        return ()  # a Slurm inventory may name no hosts (its nodes are Slurm's)
     return parse_hosts(ck, top, path.parent)
 
 

@@ -43,8 +43,12 @@ KNOB_KINDS: dict[str, KnobKind] = {
         KnobKind("memory_mb", +1, "compute", "MB", 16.0, 1 << 22),
         KnobKind("delay_ms", -1, "network", "ms", 0.0, 10_000.0),
         KnobKind("rate_mbit", +1, "network", "Mbit/s", 0.0, 100_000.0, lo_open=True),
+        # Slurm executor only: nodes of a job and tasks on each (cpu_share is then per node)
+        KnobKind("nodes", +1, "compute", "nodes", 1.0, 100_000.0),
+        KnobKind("tasks_per_node", +1, "compute", "tasks", 1.0, 4096.0),
     )
 }
+SLURM_KNOB_KINDS = ("nodes", "tasks_per_node")  # whole numbers; need `executor: slurm`
 KNOB_KIND = Choice(tuple(KNOB_KINDS))
 
 
@@ -65,6 +69,8 @@ class KnobLevels(Kind):
                 abs(v * 100 - round(v * 100)) > 1e-9 for v in levels):
             raise ck.fail(key, "cpu_share needs a resolution of 0.01",
                           "valid: e.g. 0.25, 0.5, 1.0")
+        if spec and spec.name in SLURM_KNOB_KINDS and any(v != int(v) for v in levels):
+            raise ck.fail(key, f"{spec.name} levels must be whole numbers", "valid: e.g. 1, 2, 4")
         return tuple(sorted(levels))
 
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nimo.config import Argv, Checker, Nested, Text
+from nimo.config import Argv, Checker, Choice, Nested, Text
 from workbench.errors import InventoryError
 from workbench.inventory.argv import PLACEHOLDERS
 from workbench.inventory.hosts import parse_hosts, read_inventory_yaml
-from workbench.inventory.knobs import Knob, parse_assignments, parse_knobs
+from workbench.inventory.knobs import SLURM_KNOB_KINDS, Knob, parse_assignments, parse_knobs
 from workbench.inventory.model import (
+    EXECUTORS,
     TOP_KEYS,
     Application,
     Dataset,
     Inventory,
     Monitors,
     Policies,
+    Slurm,
     Storage,
 )
 
@@ -34,8 +36,11 @@ def parse_inventory(data: Any, path: str = "<inventory>", base_dir: Path | None 
     top = ck.mapping(data if data is not None else {}, "", TOP_KEYS)
     if "version" in top and top["version"] != 1:
         raise ck.fail("version", f"{top['version']!r} is not supported", "valid: 1")
-    hosts = parse_hosts(ck, top, base_dir or Path("."))
     knobs = parse_knobs(ck, top.get("knobs"))
+    executor = _executor(ck, top, knobs)
+    # a Slurm cluster needs no host list (its nodes are Slurm's); one may still be given
+    hosts = () if executor == "slurm" and not {"hosts", "hosts_from"} & set(top) \
+        else parse_hosts(ck, top, base_dir or Path("."))
     return Inventory(
         path=path,
         name=Text().parse(ck, "name", top.get("name", Path(path).stem)),
@@ -46,7 +51,23 @@ def parse_inventory(data: Any, path: str = "<inventory>", base_dir: Path | None 
         monitors=ck.section(Monitors, top.get("monitors", {}), "monitors"),
         policies=ck.section(Policies, top.get("policies", {}), "policies"),
         assignments=parse_assignments(ck, top.get("assignments"), knobs),
+        executor=executor,
+        slurm=ck.section(Slurm, top.get("slurm", {}), "slurm"),
     )
+
+
+def _executor(ck: Checker, top: Any, knobs: tuple[Knob, ...]) -> str:
+    """``executor`` (ssh or slurm); Slurm-only knob kinds and the ``slurm`` section need
+    ``executor: slurm``."""
+    executor = Choice(EXECUTORS).parse(ck, "executor", top.get("executor", "ssh"))
+    if executor != "slurm":
+        for i, k in enumerate(knobs):
+            if k.kind in SLURM_KNOB_KINDS:
+                raise ck.fail(f"knobs[{i}].kind", f"{k.kind} needs executor: slurm",
+                              "set `executor: slurm` or use another knob kind")
+        if "slurm" in top:
+            raise ck.fail("slurm", "is only read with executor: slurm", "set executor: slurm")
+    return executor
 
 
 def _application(ck: Checker, raw: Any, knobs: tuple[Knob, ...]) -> Application:

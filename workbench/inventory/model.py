@@ -35,8 +35,9 @@ from workbench.inventory.values import (
 ROLES = ("compute", "storage")
 STORAGE_METHODS = ("auto", "sshfs", "nfs")
 ON_FAILURE = ("continue", "stop")
+EXECUTORS = ("ssh", "slurm")
 TOP_KEYS = ("version", "name", "hosts", "hosts_from", "storage", "knobs", "assignments",
-            "application", "monitors", "policies")
+            "application", "monitors", "policies", "executor", "slurm")
 
 
 @section
@@ -117,6 +118,26 @@ class Policies:
     retries: int = option(Integer(0, 10), default=1)
 
 
+@section
+class Slurm:
+    """``executor: slurm``: where the cluster's commands find it and how runs become jobs.
+
+    ``conf`` is the slurm.conf the commands use (``SLURM_CONF``; default: the system's);
+    ``work_dir`` a directory on storage every node and this machine share (job scripts,
+    outputs, the shipped apps; default ``<storage.export>/.nimo-slurm``); ``mem_mb`` the
+    memory asked per node (``--mem``) unless a ``memory_mb`` knob sets it.
+    """
+
+    conf: str | None = option(AbsPath(), default=None)
+    partition: str | None = option(Text(NAME, "valid: a partition name"), default=None)
+    constraint: str | None = option(Text(), default=None)
+    work_dir: str | None = option(AbsPath(), default=None)
+    max_jobs: int = option(Integer(1, 1000), default=4)
+    mem_mb: int | None = option(Integer(1), default=None)
+    poll_s: float = option(Number(0.05, 60.0), default=0.25)
+    pending_limit_s: float = option(Number(1.0), default=600.0)
+
+
 @dataclass(frozen=True)
 class Inventory:
     """A validated inventory file."""
@@ -130,6 +151,8 @@ class Inventory:
     monitors: Monitors = field(default_factory=Monitors)
     policies: Policies = field(default_factory=Policies)
     assignments: tuple[tuple[float, ...], ...] = ()
+    executor: str = "ssh"
+    slurm: Slurm = field(default_factory=Slurm)
 
     def host(self, name: str) -> Host:
         """The host called ``name`` (InventoryError listing the valid names if none)."""

@@ -21,6 +21,7 @@ import yaml
 
 from nimo.config import to_dict, valid_hint
 from workbench.errors import LabError
+from workbench.lab import slurm as lab_slurm
 from workbench.lab.netns import (
     netns_list,
     netns_pids,
@@ -60,7 +61,8 @@ class Lab:
     """
 
     def __init__(self, dir: str | Path = DEFAULT_DIR, *, hosts: int = 3,
-                 prefix: str = DEFAULT_PREFIX, subnet_base: str = DEFAULT_SUBNET) -> None:
+                 prefix: str = DEFAULT_PREFIX, subnet_base: str = DEFAULT_SUBNET,
+                 slurm: bool = False) -> None:
         if not _PREFIX_RE.match(prefix):
             raise LabError(f"invalid prefix {prefix!r}", hint="2-8 chars like 'nimo-' or 'lb2-'")
         m = _BASE_RE.match(subnet_base)
@@ -76,6 +78,7 @@ class Lab:
         self.prefix = prefix
         self.subnet_base = subnet_base
         self.n = hosts
+        self.slurm = slurm  # a Slurm cluster on the hosts (workbench.lab.slurm)
         self.hosts: list[LabHost] = plan_hosts(hosts, prefix, subnet_base)
         self.bridge = f"{prefix}br0"
         self.sshd_pids: dict[str, int] = {}
@@ -109,7 +112,8 @@ class Lab:
     # -- state -----------------------------------------------------------------------------
     def _save_state(self) -> None:
         state = {"prefix": self.prefix, "subnet_base": self.subnet_base, "n": self.n,
-                 "bridge": self.bridge, "hosts": [asdict(h) for h in self.hosts],
+                 "bridge": self.bridge, "slurm": self.slurm,
+                 "hosts": [asdict(h) for h in self.hosts],
                  "sshd_pids": self.sshd_pids, "timings": self.timings}
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
 
@@ -119,6 +123,7 @@ class Lab:
         self.subnet_base = state["subnet_base"]
         self.n = state["n"]
         self.bridge = state["bridge"]
+        self.slurm = bool(state.get("slurm", False))
         self.hosts = [LabHost(**h) for h in state["hosts"]]
         self.sshd_pids = {k: int(v) for k, v in state.get("sshd_pids", {}).items()}
         self.timings = state.get("timings", {})
@@ -147,6 +152,10 @@ class Lab:
                 self._save_state()
             lines = known_hosts_lines(self.hosts, self.dir / "hosts")
             self.known_hosts.write_text("\n".join(lines) + "\n")
+            if self.slurm:
+                t_slurm = time.monotonic()
+                lab_slurm.start_cluster(self.dir, self.prefix, self.hosts)
+                self.timings["slurm_up_s"] = round(time.monotonic() - t_slurm, 3)
             self._write_inventory()
         except BaseException:
             with contextlib.suppress(Exception):
@@ -201,6 +210,8 @@ class Lab:
             {k: v for k, v in to_dict(h.inventory_host(self.key_file, self.known_hosts)).items()
              if v is not None} for h in self.hosts]
         doc["storage"] = {**(doc.get("storage") or {}), "export": str(self.export_dir)}
+        if self.slurm:
+            doc = lab_slurm.slurm_inventory(doc, self.dir, self.hosts)
         text = f"# written by `nimo lab up` ({self.prefix}lab); removed by `nimo lab down`\n"
         self.inventory_path.write_text(text + yaml.safe_dump(doc, sort_keys=False))
 
@@ -213,6 +224,7 @@ class Lab:
             removed["down_s"] = 0.0
             return removed
         self._remove_hosts(removed)
+        removed["pids"] += lab_slurm.stop_cluster(self.dir)
         if Path(f"/sys/class/net/{self.bridge}").exists():
             sh(["ip", "link", "del", self.bridge], check=False)
             removed["bridge"] = self.bridge
@@ -235,6 +247,7 @@ class Lab:
         for h in self.hosts:
             removed["cgroups"] += remove_scoped_cgroups(h.hostname)
             removed["dirs"] += remove_scoped_tmp(h.hostname)
+            removed["cgroups"] += lab_slurm.remove_job_cgroups(h.hostname)
             if h.netns in existing:
                 sh(["ip", "netns", "del", h.netns], check=False)
                 removed["netns"].append(h.netns)

@@ -1,0 +1,132 @@
+"""The Slurm runner on the lab's Slurm cluster (real munged, slurmctld, slurmd per host).
+
+Acceptance 1 of issue 13: a campaign over node count (1-4), CPU share per node and tasks per
+node with the shipped parallel app ``pwork`` reaches holdout MAPE <= 15% on 10 held-out
+runs, and every sample records the nodes its job ran on (``scontrol``). Also: the lab's
+Slurm cluster comes up with ``nimo lab up --slurm`` and ``nimo lab down`` removes all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+NIMO = [sys.executable, "-m", "workbench"]
+
+
+@pytest.fixture(scope="module")
+def slurm_lab(tmp_path_factory):
+    from conftest import claim_lab_slot
+
+    from workbench.lab import Lab
+
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    with claim_lab_slot() as (prefix, base):
+        lab = Lab(tmp_path_factory.mktemp("slurm") / "lab", hosts=5, prefix=prefix,
+                  subnet_base=base, slurm=True)
+        try:
+            lab.up()
+            yield lab
+        finally:
+            lab.down()
+
+
+def nimo(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*NIMO, *args], capture_output=True, text=True, timeout=900)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def squeue(lab) -> str:
+    env = {**os.environ, "SLURM_CONF": str(lab.dir / "slurm" / "slurm.conf")}
+    return subprocess.run(["squeue", "-h", "-o", "%i %j %T"], capture_output=True, text=True,
+                          env=env, check=True).stdout
+
+
+def campaign_inventory(lab, tmp_path: Path) -> Path:
+    """The lab's Slurm inventory with CPU shares below what each process gets on this
+    (2-core, shared) machine, so the share binds, and a small amount of work."""
+    doc = yaml.safe_load(lab.inventory_path.read_text())
+    doc["knobs"][1]["levels"] = [0.05, 0.08, 0.11, 0.15, 0.2]
+    doc["application"]["command"][doc["application"]["command"].index("--work-mb") + 1] = "300"
+    doc["slurm"]["max_jobs"] = 1  # concurrent jobs share two cores: one at a time measures
+    path = tmp_path / "slurm.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_lab_writes_a_slurm_inventory_and_doctor_passes(slurm_lab) -> None:
+    from workbench.inventory import load_inventory
+
+    inv = load_inventory(slurm_lab.inventory_path)
+    assert inv.executor == "slurm"
+    assert [k.kind for k in inv.knobs][0] == "nodes"
+    assert inv.knobs[0].levels == (1.0, 2.0, 3.0, 4.0)
+    out = nimo("doctor", str(slurm_lab.inventory_path)).stdout
+    assert "partition lab up: 4 idle" in out, out
+    doc = yaml.safe_load(slurm_lab.inventory_path.read_text())
+    doc["slurm"]["partition"] = "nope"
+    bad = slurm_lab.dir / "bad-partition.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    refused = nimo("campaign", "run", str(bad), "--store", f"sqlite:///{slurm_lab.dir}/x.db",
+                   check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert "check partition: partition 'nope' does not exist; valid: lab" in refused.stderr
+
+
+def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> None:
+    from nimo.store import open_store
+
+    inv = campaign_inventory(slurm_lab, tmp_path)
+    design = tmp_path / "design.yaml"
+    design.write_text("extends: recommended\nstop: {error_pct: 8, max_runs: 24}\n")
+    url = f"sqlite:///{tmp_path / 'nimo.db'}"
+    out = tmp_path / "c.json"
+    nimo("campaign", "run", str(inv), "--holdout", "10", "--design", str(design),
+         "--store", url, "--name", "slurm-acc1", "--json", str(out), "--quiet")
+    doc = json.loads(out.read_text())
+    mape = doc["final"]["holdout_mape_pct"]
+    print(f"holdout MAPE {mape:.1f}% after {doc['final']['runs']} runs")
+    assert mape <= 15.0
+    store = open_store(url)
+    try:
+        samples = store.samples("slurm-acc1")
+    finally:
+        store.close()
+    assert len(samples) >= 20
+    prefix = slurm_lab.prefix
+    for _run, s in samples:
+        nodes = s.meta["nodes"]
+        assert len(nodes) == int(s.assignment["nodes"]), s.meta
+        assert all(n.startswith(f"{prefix}compute") for n in nodes)
+        assert s.meta["slurm"]["state"] == "COMPLETED"
+    assert squeue(slurm_lab) == ""
+
+
+def test_lab_up_slurm_and_down_leave_nothing(lab_slot, tmp_path) -> None:
+    prefix, base = lab_slot
+    lab_dir = tmp_path / "lab"
+    up = nimo("lab", "up", str(lab_dir), "--slurm", "--hosts", "3", "--prefix", prefix,
+              "--subnet-base", base).stdout
+    assert "slurmd on every compute host" in up
+    state = json.loads((lab_dir / "slurm" / "state.json").read_text())
+    conf = str(lab_dir / "slurm" / "slurm.conf")
+    env = {**os.environ, "SLURM_CONF": conf}
+    sinfo = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
+                           text=True, env=env, check=True).stdout.split()
+    assert sinfo == [f"{prefix}compute1", "idle", f"{prefix}compute2", "idle"]
+    nimo("lab", "down", str(lab_dir))
+    assert not (lab_dir / "slurm").exists() and not (lab_dir / "inventory.yaml").exists()
+    assert not Path(f"/proc/{state['munged_pid']}").exists()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert conf not in ps, [ln for ln in ps.splitlines() if conf in ln]
