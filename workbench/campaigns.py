@@ -154,6 +154,11 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     observers: list[Observer] = [ProgressTable.for_design(info.design)] if progress else []
     if json_out is not None and str(json_out) != "-":
         observers.append(JsonStream(info, json_out))
+    if info.kind == CampaignKind.LIVE:
+        from workbench.executor import SSHRunner
+
+        if isinstance(runner, SSHRunner):  # name and record the objects runs make on hosts
+            runner.attach(info.name, store)
     try:
         result = execute(store, info, runner, observers=observers)
     except CampaignStopped as e:
@@ -223,11 +228,12 @@ def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]
 
 
 def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
-    """Sweep ``nimo-`` leftovers of the runs a crash interrupted (``workbench.clean``)."""
+    """Remove what the runs a crash interrupted left on the hosts (this campaign's objects
+    only, ``workbench.clean``)."""
     from workbench import clean
 
     runs = ", ".join(str(r.run) for r in interrupted)
-    for host, report in clean.clean_inventory(info.spec["inventory"]).items():
+    for host, report in clean.clean_inventory(info.spec["inventory"], info.name).items():
         if isinstance(report, BaseException):
             print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
                   f"{report}", file=sys.stderr)
