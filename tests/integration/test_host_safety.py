@@ -75,7 +75,7 @@ def test_pre_created_app_dir_cannot_redirect_or_swap_roots_files(lab, tmp_path, 
         time.sleep(0.3)
         with open_runner(_inventory(lab, tmp_path, "d1", drop="compute2")) as runner:
             out = runner.run(RunRequest(1, A, "train"))
-            app_dir = runner._pool.app_dirs["compute1"]
+            app_dir = getattr(runner._pool, "app_dirs", {}).get("compute1", apps)
             mode = compute.run(["stat", "-c", "%u %a %F", app_dir]).stdout.split()
     finally:
         attacker.kill()
