@@ -119,7 +119,7 @@ def resume(
         # so the next resume cleans again (marked first, nothing would clean their leftovers)
         in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
         if in_flight and info.kind == CampaignKind.LIVE:
-            clean_hosts(info, in_flight)
+            clean_hosts(info, in_flight, store)
         store.interrupt_in_flight(name)
         return _execute(store, info, runner, json_out, progress)
     finally:
@@ -227,13 +227,15 @@ def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]
     return [[dict(a), float(T)] for a, T in cases]
 
 
-def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
+def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
+                store: Store | None = None) -> None:
     """Remove what the runs a crash interrupted left on the hosts (this campaign's objects
-    only, ``workbench.clean``)."""
+    only, ``workbench.clean``; the store forgets them)."""
     from workbench import clean
 
     runs = ", ".join(str(r.run) for r in interrupted)
-    for host, report in clean.clean_inventory(info.spec["inventory"], info.name).items():
+    reports = clean.clean_inventory(info.spec["inventory"], info.name, store)
+    for host, report in reports.items():
         if isinstance(report, BaseException):
             print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
                   f"{report}", file=sys.stderr)

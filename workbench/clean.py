@@ -18,7 +18,7 @@ from pathlib import Path
 
 from workbench.emulation.common import host_token
 from workbench.emulation.datapath import is_ours, root_qdisc
-from workbench.emulation.hostobjects import campaign_token, marker_dir
+from workbench.emulation.hostobjects import ObjectLog, campaign_token, marker_dir
 from workbench.emulation.network import NetworkSpec, iptables_cmd
 from workbench.remote.connection import Connection
 from workbench.storage.mount import proc_mounts
@@ -153,18 +153,24 @@ def _delete_rules(conn: Connection, comments: set[str]) -> list[str]:
     return removed
 
 
-def clean_inventory(path: str | Path, campaign: str | None = None
-                    ) -> dict[str, CleanReport | BaseException]:
+def clean_inventory(path: str | Path, campaign: str | None = None,
+                    log: ObjectLog | None = None) -> dict[str, CleanReport | BaseException]:
     """Run :func:`clean` on every host of an inventory file, concurrently (``campaign``'s
-    objects only, if given). Returns ``{host: report or the exception}``; never raises for
-    a single unreachable host."""
+    objects only, if given; a host cleaned is then forgotten in ``log``, the store).
+    Returns ``{host: report or the exception}``; never raises for a single unreachable
+    host."""
     from workbench.inventory import load_inventory_hosts
     from workbench.remote.group import map_hosts
 
     hosts = load_inventory_hosts(Path(path))
     conns = [Connection.for_host(h, connect_timeout=5, retries=1) for h in hosts]
     try:
-        return map_hosts(conns, lambda c: clean(c, campaign=campaign))
+        reports = map_hosts(conns, lambda c: clean(c, campaign=campaign))
     finally:
         for c in conns:
             c.close()
+    if log is not None and campaign is not None:
+        for name, report in reports.items():
+            if isinstance(report, CleanReport):
+                log.forget_host_objects(campaign, host=name)
+    return reports

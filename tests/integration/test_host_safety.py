@@ -194,15 +194,19 @@ def test_clean_after_a_killed_campaign_removes_its_objects_only(lab, tmp_path, c
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-        assert _netns_procs(compute, "sadc", "dumpcap")
-        assert main(["clean", str(lab.inventory_path)]) == 0
-        assert not _netns_procs(compute, "sadc", "dumpcap", "python3")
-        assert not _netns_procs(storage, "sadc", "dumpcap")
-        admin = compute2.run(["tc", "qdisc", "show", "dev", c2.data_iface, "root"]).stdout
-        compute2.run(["tc", "qdisc", "del", "dev", c2.data_iface, "root"], check=False)
-    mounts = compute.run(["cat", "/proc/mounts"]).stdout
-    compute.run(["fusermount3", "-u", foreign], check=False)
-    compute.run(["rmdir", foreign], check=False)
+        try:
+            assert _netns_procs(compute, "sadc", "dumpcap")
+            t0 = time.monotonic()
+            assert main(["clean", str(lab.inventory_path)]) == 0
+            print(f"nimo clean after the kill: {time.monotonic() - t0:.2f} s")
+            assert not _netns_procs(compute, "sadc", "dumpcap", "python3")  # ended at once
+            assert not _netns_procs(storage, "sadc", "dumpcap")
+            admin = compute2.run(["tc", "qdisc", "show", "dev", c2.data_iface, "root"]).stdout
+            mounts = compute.run(["cat", "/proc/mounts"]).stdout
+        finally:
+            compute2.run(["tc", "qdisc", "del", "dev", c2.data_iface, "root"], check=False)
+            compute.run(["fusermount3", "-u", foreign], check=False)
+            compute.run(["rmdir", foreign], check=False)
     assert admin.startswith("qdisc htb 1: root"), admin
     assert f" {foreign} fuse.sshfs " in mounts
     for conn, iface in ((compute, "data0"), (storage, s.data_iface)):

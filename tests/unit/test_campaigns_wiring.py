@@ -56,7 +56,7 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
     from workbench import clean
 
     monkeypatch.setattr(clean, "clean_inventory",  # only this campaign's objects
-                        lambda path, campaign: cleaned.append(f"{path}:{campaign}")
+                        lambda path, campaign, store: cleaned.append(f"{path}:{campaign}")
                         or {"h1": object()})
     with open_store(url) as store:
         store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
