@@ -99,3 +99,25 @@ def test_clean_removes_only_recorded_objects_of_the_campaign():
 def test_record_refuses_multiline_idents():
     with pytest.raises(EmulationError, match="cannot record"):
         record(FakeHost("c1"), "c0-r1-0-ab", [("dir", "/tmp/a\nb")])
+
+
+def test_clean_inventory_forgets_the_cleaned_hosts_objects_in_the_store(tmp_path,
+                                                                       monkeypatch):
+    from test_executor_runs import write_inventory
+
+    from nimo.store import MemoryStore
+    from nimo.store.objects import HostObject
+    from workbench import clean as clean_module
+    from workbench.remote.connection import Connection
+
+    hosts = {n: FakeHost(n) for n in ("c1", "c2", "s1")}
+    hosts["c2"].on(lambda argv: argv[3:4] == ("nimo-markers",), exit_code=1, stderr="gone")
+    monkeypatch.setattr(Connection, "for_host", staticmethod(lambda h, **kw: hosts[h.name]))
+    store = MemoryStore()
+    for host in hosts:
+        store.record_host_object(HostObject("exp", "c1-r1-0-ab", host, "dir", "/tmp/nimo-x"))
+    store.record_host_object(HostObject("other", "c2-r1-0-ab", "c1", "dir", "/tmp/nimo-y"))
+    reports = clean_module.clean_inventory(write_inventory(tmp_path), "exp", store)
+    assert isinstance(reports["c2"], Exception) and reports["c1"].empty
+    assert [o.host for o in store.host_objects("exp")] == ["c2"]  # not cleaned: kept
+    assert len(store.host_objects("other")) == 1
