@@ -39,7 +39,7 @@ from nimo.records import (
     RunStatus,
     StoredRun,
 )
-from nimo.runner import Runner
+from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
 from workbench.cli.progress import ProgressTable
 from workbench.processes import pid_alive
@@ -157,8 +157,11 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     if info.kind == CampaignKind.LIVE:
         from workbench.executor import SSHRunner
 
-        if isinstance(runner, SSHRunner):  # name and record the objects runs make on hosts
-            runner.attach(info.name, store)
+        inner = runner
+        while isinstance(inner, RunnerWrapper):  # e.g. nimo serve's RetryingRunner
+            inner = inner.inner
+        if isinstance(inner, SSHRunner):  # name and record the objects runs make on hosts
+            inner.attach(info.name, store)
     try:
         result = execute(store, info, runner, observers=observers)
     except CampaignStopped as e:
