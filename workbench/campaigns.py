@@ -39,7 +39,7 @@ from nimo.records import (
     RunStatus,
     StoredRun,
 )
-from nimo.runner import Runner
+from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
 from workbench.cli.progress import ProgressTable
 from workbench.processes import pid_alive
@@ -119,7 +119,7 @@ def resume(
         # so the next resume cleans again (marked first, nothing would clean their leftovers)
         in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
         if in_flight and info.kind == CampaignKind.LIVE:
-            clean_hosts(info, in_flight)
+            clean_hosts(info, in_flight, store)
         store.interrupt_in_flight(name)
         return _execute(store, info, runner, json_out, progress)
     finally:
@@ -154,6 +154,14 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     observers: list[Observer] = [ProgressTable.for_design(info.design)] if progress else []
     if json_out is not None and str(json_out) != "-":
         observers.append(JsonStream(info, json_out))
+    if info.kind == CampaignKind.LIVE:
+        from workbench.executor import SSHRunner
+
+        inner = runner
+        while isinstance(inner, RunnerWrapper):  # e.g. nimo serve's RetryingRunner
+            inner = inner.inner
+        if isinstance(inner, SSHRunner):  # name and record the objects runs make on hosts
+            inner.attach(info.name, store)
     try:
         result = execute(store, info, runner, observers=observers)
     except CampaignStopped as e:
@@ -222,12 +230,15 @@ def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]
     return [[dict(a), float(T)] for a, T in cases]
 
 
-def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun]) -> None:
-    """Sweep ``nimo-`` leftovers of the runs a crash interrupted (``workbench.clean``)."""
+def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
+                store: Store | None = None) -> None:
+    """Remove what the runs a crash interrupted left on the hosts (this campaign's objects
+    only, ``workbench.clean``; the store forgets them)."""
     from workbench import clean
 
     runs = ", ".join(str(r.run) for r in interrupted)
-    for host, report in clean.clean_inventory(info.spec["inventory"]).items():
+    reports = clean.clean_inventory(info.spec["inventory"], info.name, store)
+    for host, report in reports.items():
         if isinstance(report, BaseException):
             print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
                   f"{report}", file=sys.stderr)

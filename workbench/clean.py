@@ -1,54 +1,45 @@
-"""Idempotent sweep of everything the workbench leaves on a host (names prefixed ``nimo-``).
+"""Idempotent removal of what nimo's runs left on a host, and of nothing else.
 
-Removes, on one host over SSH: nimo- mounts (sshfs/NFS), iptables NFQUEUE rules commented
-``nimo-*``, delayer and nfs-ganesha processes (in this host's network namespace), shaping
-root qdiscs on the data interfaces, ``nimo-*.<host>`` cgroups and ``/tmp/nimo-*.<host>``
-directories.
+What a run makes is recorded, before it is made, in a marker on the host
+(``workbench.emulation.hostobjects``); ``clean`` removes exactly those objects: processes
+whose command line names a path in a recorded private dir (delayer, nfs-ganesha, sadc,
+dumpcap; killed at once), mounts on recorded mount points or inside recorded dirs, iptables
+rules with a recorded comment, root qdiscs with nimo's handle on recorded interfaces, recorded
+cgroups, recorded dirs; then the markers. With ``campaign`` only that campaign's objects.
+An administrator's qdisc, someone's mount named ``nimo-...``, another campaign's run: untouched.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.emulation.common import host_token
-from workbench.emulation.network import (
-    SHAPING_QDISCS,
-    NetworkSpec,
-    iptables_cmd,
-    list_qdiscs,
-    route_iface,
-)
+from workbench.emulation.datapath import is_ours, root_qdisc
+from workbench.emulation.hostobjects import ObjectLog, campaign_token, marker_dir
+from workbench.emulation.network import NetworkSpec, iptables_cmd
 from workbench.remote.connection import Connection
+from workbench.storage.mount import proc_mounts
 
-NETWORK_FS = ("fuse.sshfs", "nfs", "nfs4")  # mounts swept when their dir is named nimo-*
-
-# Kill nimo delayers and ganesha servers whose network namespace is this host's (lab hosts
-# share one PID space), matched on exact argv words: the delayer's argv[1] is its script,
-# ganesha is `ganesha.nfsd -f /tmp/nimo-nfs-...`. A shell whose command line merely mentions
-# them (such as this script's own parent) never matches.
-_KILL_DAEMONS = (
-    'hit() { case "$2" in /tmp/nimo-*/nimo-delayer.py) return 0;; esac; '
-    'case "$1" in *ganesha.nfsd) [ "$2" = -f ] && case "$3" in /tmp/nimo-nfs-*) return 0;; '
-    'esac;; esac; return 1; }; '
+# PIDs in this host's network namespace (lab hosts share one PID space) any of whose argv
+# words contains one of the newline-separated strings in $1; this shell and its parent skip
+_KILL_NAMING = (
     'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do p=${d#/proc/}; '
     '{ [ "$p" = "$$" ] || [ "$p" = "$PPID" ]; } && continue; '
-    'tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | { IFS= read -r a; IFS= read -r b; '
-    'IFS= read -r c; hit "$a" "$b" "$c" && [ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] '
-    '&& kill -KILL "$p" && echo "$p"; }; done; true'
-)
-_CGROUPS = (
-    'find /sys/fs/cgroup -mindepth 2 -maxdepth 6 -type d -name "nimo-*.$1" 2>/dev/null; true'
+    '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] || continue; '
+    'if tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | grep -qF -- "$1"; then '
+    'kill -KILL "$p" 2>/dev/null && echo "$p"; fi; done; true'
 )
 _KILL_CG = (
-    'for d; do for i in $(seq 50); do p=$(cat "$d/cgroup.procs" 2>/dev/null); '
-    '[ -z "$p" ] && break; kill -KILL $p 2>/dev/null; sleep 0.02; done; '
-    'for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null && break; sleep 0.02; '
-    'done; done; true'
+    'for d; do [ -d "$d" ] || continue; echo "$d"; for i in $(seq 50); do '
+    'p=$(cat "$d/cgroup.procs" 2>/dev/null); [ -z "$p" ] && break; kill -KILL $p 2>/dev/null; '
+    'sleep 0.02; done; for i in $(seq 50); do [ -d "$d" ] || break; rmdir "$d" 2>/dev/null '
+    '&& break; sleep 0.02; done; done; true'
 )
-_TMPDIRS = 'for d in /tmp/nimo-*."$1"; do [ -d "$d" ] && echo "$d"; done; true'
+_MARKERS = 'for f in "$1"/"$2"*."$3"; do [ -f "$f" ] && echo "$f"; done; true'
+_EXISTING = 'for d; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done; true'
 
 
 @dataclass
@@ -73,95 +64,113 @@ class CleanReport:
         return f"{self.host}: " + (", ".join(parts) if parts else "nothing to remove")
 
 
-def clean(
-    conn: Connection, data_ifaces: Iterable[str] = (), peers: Iterable[str] = ()
-) -> CleanReport:
-    """Remove every nimo- leftover on the host; safe to run any number of times.
+@dataclass
+class Recorded:
+    """The objects the markers of one host list, by kind (``hostobjects.KINDS``)."""
 
-    Shaping qdiscs are removed only on ``data_ifaces`` and on the interfaces that route to
-    the data addresses in ``peers`` (never on other interfaces: they may carry the admin's).
-    """
+    files: list[str] = field(default_factory=list)
+    objects: dict[str, list[str]] = field(default_factory=dict)
+
+    def of(self, kind: str) -> list[str]:
+        return list(dict.fromkeys(self.objects.get(kind, [])))
+
+
+def read_markers(conn: Connection, campaign: str | None = None) -> Recorded:
+    """The host's markers (of ``campaign``'s runs only, if given)."""
+    prefix = f"{campaign_token(campaign)}-" if campaign is not None else ""
+    out = conn.run(["sh", "-c", _MARKERS, "nimo-markers", marker_dir(conn), prefix,
+                    host_token(conn)], timeout=30).stdout
+    found = Recorded(out.split("\n")[:-1] if out else [])
+    if found.files:
+        text = conn.run(["cat", "--", *found.files], check=False, timeout=30).stdout
+        for line in text.splitlines():
+            kind, _, ident = line.partition("\t")
+            if ident:
+                found.objects.setdefault(kind, []).append(ident)
+    return found
+
+
+def clean(conn: Connection, *, campaign: str | None = None) -> CleanReport:
+    """Remove the objects the host's markers list (``campaign``'s only, if given), then the
+    markers; safe to run any number of times."""
     report = CleanReport(conn.name)
-    token = host_token(conn)
-    ifaces = list(dict.fromkeys(data_ifaces))
-    for peer in peers:
-        routed = route_iface(conn, peer)
-        if routed and routed != "lo" and routed not in ifaces:
-            ifaces.append(routed)
-    report.mounts = _clean_mounts(conn)
-    report.iptables = _clean_iptables(conn)
-    out = conn.run(["sh", "-c", _KILL_DAEMONS], check=False, timeout=30).stdout
-    report.processes = [int(p) for p in out.split() if p.isdigit()]
-    for iface in ifaces:
-        kinds = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("root")]
-        if any(k in SHAPING_QDISCS for k in kinds):
+    rec = read_markers(conn, campaign)
+    if not rec.files:
+        return report
+    dirs = rec.of("dir")
+    if dirs:
+        out = conn.run(["sh", "-c", _KILL_NAMING, "nimo-kill", "\n".join(d + "/" for d in dirs)],
+                       check=False, timeout=60).stdout
+        report.processes = [int(p) for p in out.split() if p.isdigit()]
+    report.mounts = _unmount(conn, rec.of("mount"), dirs)
+    report.iptables = _delete_rules(conn, set(rec.of("rule")))
+    for iface in rec.of("qdisc"):
+        root = root_qdisc(conn, iface)
+        if is_ours(root):
             for argv in NetworkSpec.teardown_cmds(iface):
                 conn.run(argv, check=False, timeout=30)
-            report.qdiscs.append(f"{iface}:{','.join(k for k in kinds if k)}")
-    found = conn.run(["sh", "-c", _CGROUPS, "nimo-find", token], timeout=30).stdout.split()
-    if found:
-        conn.run(["sh", "-c", _KILL_CG, "nimo-rmcg", *found], timeout=60)
-        report.cgroups = found
-    dirs = conn.run(["sh", "-c", _TMPDIRS, "nimo-ls", token], timeout=30).stdout.split()
+            report.qdiscs.append(f"{iface}:{root.get('kind')}")
+    if rec.of("cgroup"):
+        gone = conn.run(["sh", "-c", _KILL_CG, "nimo-rmcg", *rec.of("cgroup")], timeout=120)
+        report.cgroups = gone.stdout.split("\n")[:-1] if gone.stdout else []
     if dirs:
-        conn.run(["rm", "-rf", "--one-file-system", *dirs], check=False, timeout=60)
-        report.dirs = dirs
+        out = conn.run(["sh", "-c", _EXISTING, "nimo-ls", *dirs], timeout=30).stdout
+        report.dirs = out.split("\n")[:-1] if out else []
+        if report.dirs:
+            conn.run(["rm", "-rf", "--one-file-system", "--", *report.dirs], check=False,
+                     timeout=120)
+    conn.run(["rm", "-f", "--", *rec.files], check=False, timeout=30)
     return report
 
 
-def _clean_mounts(conn: Connection) -> list[str]:
+def _unmount(conn: Connection, points: Sequence[str], dirs: Sequence[str]) -> list[str]:
+    """Unmount what is mounted on a recorded mount point or inside a recorded dir."""
     removed = []
     text = conn.run(["cat", "/proc/mounts"], timeout=10).stdout
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) < 3 or f[2] not in NETWORK_FS:
-            continue
-        mnt = f[1].replace("\\040", " ")
-        if not mnt.rstrip("/").rsplit("/", 1)[-1].startswith("nimo-"):
-            continue
-        for argv in (["fusermount3", "-u", mnt], ["umount", "-l", mnt]):
-            if conn.run(argv, check=False, timeout=30).exit_code == 0:
-                break
-        removed.append(mnt)
+    for _, mnt, _ in reversed(proc_mounts(text)):  # innermost first
+        if mnt in points or any(mnt == d or mnt.startswith(d + "/") for d in dirs):
+            for argv in (["fusermount3", "-u", mnt], ["umount", "-l", mnt]):
+                if conn.run(argv, check=False, timeout=30).exit_code == 0:
+                    break
+            removed.append(mnt)
     return removed
 
 
-def _clean_iptables(conn: Connection) -> list[str]:
-    removed = []
+def _delete_rules(conn: Connection, comments: set[str]) -> list[str]:
+    removed: list[str] = []
+    if not comments:
+        return removed
     res = conn.run(["iptables", "-w", "5", "-t", "mangle", "-S", "PREROUTING"], check=False,
                    timeout=30)
     for line in res.stdout.splitlines():
-        if not line.startswith("-A PREROUTING ") or "NFQUEUE" not in line:
+        if not line.startswith("-A PREROUTING "):
             continue
         tokens = shlex.split(line)[2:]
         comment = tokens[tokens.index("--comment") + 1] if "--comment" in tokens else ""
-        if comment.startswith("nimo-"):
+        if comment in comments:
             conn.run(iptables_cmd("-D", tokens), check=False, timeout=30)
             removed.append(line)
     return removed
 
 
-def clean_inventory(path: str | Path) -> dict[str, CleanReport | BaseException]:
-    """Run :func:`clean` on every host of an inventory file, concurrently.
-
-    Each host's data interface is swept, plus the interfaces that route to its peers' data
-    addresses (a storage host has one link per compute host). Returns ``{host: report or the
-    exception}``; never raises for a single unreachable host.
-    """
+def clean_inventory(path: str | Path, campaign: str | None = None,
+                    log: ObjectLog | None = None) -> dict[str, CleanReport | BaseException]:
+    """Run :func:`clean` on every host of an inventory file, concurrently (``campaign``'s
+    objects only, if given; a host cleaned is then forgotten in ``log``, the store).
+    Returns ``{host: report or the exception}``; never raises for a single unreachable
+    host."""
     from workbench.inventory import load_inventory_hosts
     from workbench.remote.group import map_hosts
 
-    hosts = {h.name: h for h in load_inventory_hosts(Path(path))}
-
-    def peers(name: str) -> list[str]:
-        h = hosts[name]
-        if h.role == "compute":
-            return [hosts[h.peer].data_address] if h.peer in hosts else []
-        return [o.data_address for o in hosts.values() if o.peer == name]
-
-    conns = [Connection.for_host(h, connect_timeout=5, retries=1) for h in hosts.values()]
+    hosts = load_inventory_hosts(Path(path))
+    conns = [Connection.for_host(h, connect_timeout=5, retries=1) for h in hosts]
     try:
-        return map_hosts(conns, lambda c: clean(c, [hosts[c.name].data_iface], peers(c.name)))
+        reports = map_hosts(conns, lambda c: clean(c, campaign=campaign))
     finally:
         for c in conns:
             c.close()
+    if log is not None and campaign is not None:
+        for name, report in reports.items():
+            if isinstance(report, CleanReport):
+                log.forget_host_objects(campaign, host=name)
+    return reports

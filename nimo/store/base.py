@@ -23,6 +23,7 @@ from nimo.records import (
     Sample,
     StoredRun,
 )
+from nimo.store.objects import HostObject
 from nimo.store.types import Lease, ModelVersion
 
 
@@ -147,6 +148,20 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def lease_log(self) -> list[Lease]:
         """Every lease ever taken, oldest first, with its release time."""
+
+    # -- host objects (nimo.store.objects) -------------------------------------------
+    @abc.abstractmethod
+    def record_host_object(self, obj: HostObject) -> None:
+        """Record an object a run made on a host, as it is made."""
+
+    @abc.abstractmethod
+    def host_objects(self, campaign: str, host: str | None = None) -> list[HostObject]:
+        """The campaign's recorded (not yet removed) objects, on ``host`` if given."""
+
+    @abc.abstractmethod
+    def forget_host_objects(self, campaign: str, host: str | None = None,
+                            run_id: str | None = None) -> int:
+        """Forget the campaign's removed objects (of ``host``, of ``run_id``); how many."""
 
     # -- plumbing --------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - a store without connections has nothing to do

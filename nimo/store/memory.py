@@ -27,6 +27,7 @@ from nimo.records import (
 )
 from nimo.store import convert
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
+from nimo.store.objects import MemoryHostObjects
 from nimo.store.types import Lease, ModelVersion
 
 
@@ -38,7 +39,7 @@ class _Campaign:
     models: list[ModelVersion] = field(default_factory=list)
 
 
-class MemoryStore(Store):
+class MemoryStore(MemoryHostObjects, Store):
     """``Store`` in dictionaries guarded by one lock; nothing survives the process."""
 
     def __init__(self, url: str = "memory://") -> None:

@@ -31,12 +31,13 @@ from nimo.records import (
 from nimo.store import convert
 from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
+from nimo.store.objects import SqlHostObjects
 from nimo.store.schema import ensure_schema
 from nimo.store.types import Lease, ModelVersion
 from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
 
 
-class SqlStore(Store):
+class SqlStore(SqlHostObjects, Store):
     """``Store`` in SQL tables (``nimo.store.tables``)."""
 
     def __init__(self, url: str | None = None, *, create: bool = True) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from nimo.errors import StoreError
 from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store.base import Store
+from nimo.store.objects import HostObject
 
 DESIGN = {"strategy": "nimo", "stop": {"error_pct": 10.0}}
 
@@ -46,6 +47,7 @@ class StoreContract:
         "campaign_roundtrip", "unknown_campaign", "duplicate_name", "campaign_lifecycle",
         "run_lifecycle", "no_duplicate_samples", "interrupted_runs", "reopened_runs",
         "iterations_upsert", "model_versions", "leases_atomic", "delete_campaign",
+        "host_objects",
     )
 
     def run_all(self, make_store: Callable[[], Store], prefix: str) -> None:
@@ -207,6 +209,26 @@ class StoreContract:
         _raises(lambda: store.delete_campaign(name), name)
         store.create_campaign(name, "replay", design=DESIGN)  # the name is free again
         assert store.runs(name) == [] and store.models(name) == []
+
+    # -- host objects (nimo.store.objects) -------------------------------------------
+    def check_host_objects(self, store: Store, name: str) -> None:
+        other = f"{name}-other"
+        made = [HostObject(name, "c1-r1-0-ab", "h1", "dir", "/tmp/nimo-c1-r1-0-ab-mon-x.h1"),
+                HostObject(name, "c1-r1-0-ab", "h2", "qdisc", "data0"),
+                HostObject(name, "c1-r2-0-cd", "h1", "rule", "nimo-c1-r2-0-cd.h1"),
+                HostObject(other, "c2-r1-0-ef", "h1", "cgroup", "/sys/fs/cgroup/cpu/x")]
+        for obj in made:
+            store.record_host_object(obj)
+        got = store.host_objects(name)
+        assert [(o.run_id, o.host, o.kind, o.ident) for o in got] == [
+            (o.run_id, o.host, o.kind, o.ident) for o in made[:3]]
+        assert all(o.created_at > 0 for o in got)
+        assert [o.kind for o in store.host_objects(name, host="h1")] == ["dir", "rule"]
+        assert store.forget_host_objects(name, run_id="c1-r1-0-ab") == 2
+        assert [o.kind for o in store.host_objects(name)] == ["rule"]
+        assert store.forget_host_objects(name, host="h2") == 0
+        assert store.forget_host_objects(name) == 1 and store.host_objects(name) == []
+        assert [o.kind for o in store.host_objects(other)] == ["cgroup"]  # untouched
 
 
 def check_schema_versions(url: str, open_store: Callable[[str], Store]) -> None:

@@ -1,8 +1,10 @@
-"""Faults during an emulated run leave nothing behind; `clean` sweeps what a crash left."""
+"""Faults during an emulated run leave nothing behind; `clean` removes what a crash left (the
+objects the hosts' markers list)."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -83,17 +85,17 @@ def test_clean_sweeps_what_a_crashed_run_left(lab, compute, storage, assert_clea
     left = leftovers(compute)
     assert left["qdiscs"] and left["iptables"] and left["cgroups"] and left["mounts"]
     assert left["dirs"] and left["processes"]
-    report = clean(compute, ["data0"])
+    report = clean(compute)
     assert report.mounts and report.iptables and report.qdiscs and report.cgroups
     assert report.processes and report.dirs
     start_nfs_server(storage, str(lab.export_dir), bind_address=lab.host("storage1").data_address,
                      run_id="crash", port=2049)
-    storage_report = clean(storage, [lab.host("storage1").data_iface])
+    storage_report = clean(storage)
     assert storage_report.processes and storage_report.dirs
     assert ":2049" not in storage.run(["ss", "-Htln"]).stdout
     assert_clean(compute)
     assert_clean(storage, lab.host("storage1").data_iface)
-    assert clean(compute, ["data0"]).empty  # idempotent
+    assert clean(compute).empty  # idempotent
     # the PID namespace is the machine's: look for our process, not for any "sleep 60"
     assert not compute.run(["kill", "-0", str(sleeper.pid)], check=False).ok
 
@@ -111,7 +113,8 @@ def test_clean_cli_sweeps_every_host_and_link(lab, storage, capsys, assert_clean
         assert main(["clean", str(lab.inventory_path)]) == 0
         out = capsys.readouterr().out
         assert all(h.name in out for h in lab.hosts)
-        assert "compute2: 1 iptables, 1 processes, 1 qdiscs, 1 dirs" in out
-        assert "storage1: 1 iptables, 1 processes, 1 qdiscs, 1 dirs" in out
+        # processes: the delayer and the shell its SSH channel started it from
+        assert re.search(r"^compute2: 1 iptables, [1-3] processes, 1 qdiscs, 1 dirs$", out, re.M)
+        assert re.search(r"^storage1: 1 iptables, [1-3] processes, 1 qdiscs, 1 dirs$", out, re.M)
         assert_clean(compute2)
         assert_clean(storage, storage_iface)

@@ -45,6 +45,7 @@ def test_cpu_bound_run_gives_sane_t_u_d(compress_runner, lab, compute, storage, 
     assert 40 < s.profile["bandwidth_mbit"] < 110
     profile_s = s.meta["timing"]["profile_measure_s"]  # reported apart from the overhead
     assert s.cost_s > s.T and out.overhead_s == pytest.approx(s.cost_s - s.T - profile_s)
+    compress_runner.close()  # the runner's private app dirs go with it
     assert_clean(compute)
     assert_clean(storage)
 
@@ -89,6 +90,7 @@ def test_run_many_uses_both_compute_hosts_concurrently(compress_runner: SSHRunne
     assert {o.host for o in outs} == {"compute1", "compute2"}
     assert len(seen) == 2
     assert wall < sum(o.sample.cost_s for o in outs) * 0.85  # they overlapped
+    compress_runner.close()  # the runner's private app dirs go with it
     for name in ("compute1", "compute2", "storage1"):
         with lab.connect(name) as conn:
             for iface in (["data0", "data1"] if name == "storage1" else ["data0"]):

@@ -55,8 +55,9 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
     cleaned: list[str] = []
     from workbench import clean
 
-    monkeypatch.setattr(clean, "clean_inventory",
-                        lambda path: cleaned.append(path) or {"h1": object()})
+    monkeypatch.setattr(clean, "clean_inventory",  # only this campaign's objects
+                        lambda path, campaign, store: cleaned.append(f"{path}:{campaign}")
+                        or {"h1": object()})
     with open_store(url) as store:
         store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
         with pytest.raises(KeyboardInterrupt):
@@ -65,7 +66,7 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
     again = FakeRunner()
     result = campaigns.resume("l", store_url=url, progress=False,
                               runner_factory=lambda info: again)
-    assert cleaned == ["inv.yaml"]
+    assert cleaned == ["inv.yaml:l"]
     assert again.ran == [4, 5, 6]
     assert len(result.iterations) == 6
     with open_store(url) as store:

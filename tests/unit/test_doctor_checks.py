@@ -67,7 +67,7 @@ def test_a_healthy_inventory_has_no_blocker(inventory) -> None:
     delay = next(f for f in findings if f.check == "delay")
     assert "NFQUEUE" in delay.detail
     disk = next(f for f in findings if f.host == "c1" and f.check == "disk")
-    assert disk.detail.startswith("/tmp/nimo-work 4883 MB free")
+    assert disk.detail.startswith("/tmp 4883 MB free")
 
 
 @pytest.mark.parametrize(("check", "rule", "answer", "needle"), [

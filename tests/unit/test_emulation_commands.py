@@ -14,7 +14,8 @@ from workbench.storage.mount import nfs_argv, sshfs_argv
 
 def test_rate_uses_tbf_on_the_interface():
     (cmd,) = NetworkSpec(rate_mbit=20).rate_cmds("data0")
-    assert cmd[:9] == ["tc", "qdisc", "replace", "dev", "data0", "root", "handle", "1:", "tbf"]
+    assert cmd[:9] == ["tc", "qdisc", "replace", "dev", "data0", "root", "handle", "4e49:",
+                       "tbf"]
     assert cmd[cmd.index("rate") + 1] == "20000kbit"
     assert int(cmd[cmd.index("burst") + 1]) >= 32 * 1024
     assert NetworkSpec(delay_ms=5).rate_cmds("data0") == []
@@ -22,10 +23,10 @@ def test_rate_uses_tbf_on_the_interface():
 
 def test_netem_sits_under_tbf_when_both_are_set():
     (alone,) = NetworkSpec(delay_ms=10).netem_cmds("eth1", 5.0)
-    assert alone[alone.index("root") + 2] == "1:" and "netem" in alone
+    assert alone[alone.index("root") + 2] == "4e49:" and "netem" in alone
     assert alone[alone.index("delay") + 1] == "5.000ms"
     (under,) = NetworkSpec(delay_ms=10, rate_mbit=50).netem_cmds("eth1", 5.0)
-    assert under[under.index("parent") + 1] == "1:1" and "root" not in under
+    assert under[under.index("parent") + 1] == "4e49:1" and "root" not in under
     assert NetworkSpec().teardown_cmds("eth1") == [["tc", "qdisc", "del", "dev", "eth1", "root"]]
 
 
@@ -146,13 +147,13 @@ def test_dataset_mounted_mounts_verified_and_always_unmounts():
     from workbench.testing import FakeHost
 
     compute, storage = FakeHost("c1"), FakeHost("s1")
-    compute.on(["test", "-d", "/tmp/nimo-mnt-r1.c1"], exit_code=1)  # made by the mount
     with pytest.raises(RuntimeError), dataset_mounted(
             compute, storage, "/srv/nimo", storage_address="10.9.1.12", run_id="r1",
             method="sshfs", ssh_port=2222) as record:
         assert record.method == "sshfs" and record.source == "root@10.9.1.12:/srv/nimo"
         assert compute.mounts == {record.mountpoint: "fuse.sshfs"}
-        assert record.mountpoint == "/tmp/nimo-mnt-r1.c1"
+        assert record.mountpoint == "/tmp/nimo-r1-mnt-000000.c1"  # private (mktemp -d)
+        assert compute.private_dirs == [record.mountpoint]
         raise RuntimeError("G failed")
     assert compute.mounts == {} and compute.ran(["rmdir", record.mountpoint])
     assert storage.ran(["test", "-d", "/srv/nimo"])

@@ -27,7 +27,7 @@ def test_a_resume_killed_while_cleaning_leaves_the_run_for_the_next_resume(tmp_p
     _crashed_live_campaign(url)
     cleaned: list[list[int]] = []
 
-    def clean_then_die(info, runs):
+    def clean_then_die(info, runs, store=None):
         cleaned.append([r.run for r in runs])
         raise Killed
 

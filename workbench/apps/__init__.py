@@ -54,7 +54,7 @@ class AppSpec:
             "command": self.command(),
             "dataset": {"path": self.name, "size_mb": size_mb or self.size_mb,
                         "generate": self.generate()},
-            "workdir": "/tmp/nimo-work",
+            "workdir": "/tmp",
             "timeout_s": timeout_s,
             "repeats": 1,
             "threads": 1,

@@ -25,6 +25,11 @@ Public API (stable)::
 
     scope_name(conn, run_id) -> "nimo-<run_id>.<hosttoken>"  # per-host unique resource name
 
+Host safety (``hostobjects``, ``datapath``): every directory a run makes is a private
+``mktemp -d`` named after campaign and run, every object is recorded in the host's marker
+before it is made (``workbench.clean`` removes only those), and shaping is refused on the
+SSH (management) interface or over a root qdisc nimo did not install.
+
 Delay semantics: ``delay_ms`` is the round-trip time added between the ends; each of the two
 ends adds ``delay_ms / 2`` (netem on its egress where the kernel has netem, otherwise an
 NFQUEUE delayer on its ingress), so ``ping`` across the link shows ``delay_ms`` more RTT.

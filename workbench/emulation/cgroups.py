@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from workbench.emulation.common import read_files, run_checked, scope_name
+from workbench.emulation.hostobjects import record
 from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
 
@@ -287,6 +288,7 @@ def create_cgroup(conn: Connection, spec: CgroupSpec, *, run_id: str) -> Cgroup:
     """Create ``nimo-<run_id>.<host>`` with ``spec`` applied and verified; caller removes it."""
     layout = detect_cgroups(conn)
     cg = Cgroup(conn, scope_name(conn, run_id), layout, spec)
+    record(conn, run_id, [("cgroup", p) for p in cg.paths.values()])
     try:
         cg.apply()
     except BaseException:

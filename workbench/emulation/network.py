@@ -19,6 +19,8 @@ from functools import partial
 from pathlib import Path
 
 from workbench.emulation.common import run_checked, scope_name
+from workbench.emulation.datapath import QDISC_HANDLE, check_shapeable, is_ours, root_qdisc
+from workbench.emulation.hostobjects import private_dir, put_atomic, record
 from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection, RemoteProcess
 from workbench.remote.group import run_parallel
@@ -56,18 +58,19 @@ class NetworkSpec:
         return max(32 * 1024, kbit * 1000 // 8 // 250)
 
     def rate_cmds(self, iface: str) -> list[list[str]]:
-        """tc argv lists that cap ``iface``'s egress at ``rate_mbit`` (tbf, handle 1:)."""
+        """tc argv lists that cap ``iface``'s egress at ``rate_mbit`` (tbf, nimo's handle)."""
         kbit = self.rate_kbit()
         if kbit is None:
             return []
         return [[
-            "tc", "qdisc", "replace", "dev", iface, "root", "handle", "1:", "tbf",
+            "tc", "qdisc", "replace", "dev", iface, "root", "handle", QDISC_HANDLE, "tbf",
             "rate", f"{kbit}kbit", "burst", str(self.burst_bytes()), "latency", "50ms",
         ]]
 
     def netem_cmds(self, iface: str, delay_ms: float) -> list[list[str]]:
         """tc argv lists adding ``delay_ms`` of egress delay with netem (under the tbf if any)."""
-        where = ["parent", "1:1", "handle", "10:"] if self.rate_mbit else ["root", "handle", "1:"]
+        where = (["parent", f"{QDISC_HANDLE}1", "handle", "10:"] if self.rate_mbit
+                 else ["root", "handle", QDISC_HANDLE])
         verb = "add" if self.rate_mbit else "replace"
         return [[
             "tc", "qdisc", verb, "dev", iface, *where, "netem",
@@ -138,6 +141,7 @@ class NetworkRecord:
 class _EndState:
     end: LinkEnd
     name: str
+    run_id: str
     qdisc: bool = False
     rule: list[str] | None = None
     workdir: str | None = None
@@ -177,7 +181,7 @@ def apply_network(
     """
     t0 = time.monotonic()
     share = spec.delay_ms / len(ends) if ends else 0.0
-    states = [_EndState(end, scope_name(end.conn, run_id)) for end in ends]
+    states = [_EndState(end, scope_name(end.conn, run_id), run_id) for end in ends]
     got = run_parallel({str(i): partial(_apply_end, st, spec, share, python)
                         for i, st in enumerate(states)})
     failed = [v for v in got.values() if isinstance(v, BaseException)]
@@ -223,8 +227,10 @@ def _apply_end(st: _EndState, spec: NetworkSpec, delay_ms: float, python: str) -
     if routed and routed != st.end.iface and routed != "lo":
         st.end = LinkEnd(conn, routed, st.end.peer_address)
     iface = st.end.iface
+    check_shapeable(conn, iface)
     method = "none"
     queue = None
+    record(conn, st.run_id, [("qdisc", iface)])
     for argv in spec.rate_cmds(iface):
         st.qdisc = True
         run_checked(conn, argv, f"tc tbf on {iface}")
@@ -256,17 +262,16 @@ def _try_netem(st: _EndState, spec: NetworkSpec, delay_ms: float) -> bool:
 def _apply_nfqueue(st: _EndState, delay_ms: float, python: str) -> int:
     conn, iface = st.end.conn, st.end.iface
     queue = queue_number(st.name, iface)
-    workdir = f"/tmp/{st.name}"
-    st.workdir = workdir
-    run_checked(conn, ["mkdir", "-p", workdir], "creating work dir")
+    workdir = st.workdir = private_dir(conn, st.run_id, "delay")
     script = f"{workdir}/nimo-delayer.py"
-    conn.put(DELAYER_SOURCE, script, mode=0o755)
+    put_atomic(conn, DELAYER_SOURCE, script, mode=0o755)
     st.delayer = conn.start([
         python, script, "--queue", str(queue), "--delay-ms", f"{delay_ms:.3f}",
         "--pidfile", f"{workdir}/delayer.pid",
     ])
     _wait_queue_bound(st, queue)
     rule = nfqueue_rule(iface, st.end.peer_address, queue, st.name)
+    record(conn, st.run_id, [("rule", st.name)])
     st.rule = rule
     run_checked(conn, iptables_cmd("-A", rule), f"iptables NFQUEUE rule on {iface}")
     run_checked(conn, iptables_cmd("-C", rule), f"verifying NFQUEUE rule on {iface}")
@@ -351,7 +356,7 @@ def _remove_workdir(conn: Connection, workdir: str) -> None:
 
 
 def _delete_qdisc(conn: Connection, iface: str) -> None:
-    if any(q.get("kind") in SHAPING_QDISCS for q in list_qdiscs(conn, iface)):
+    if is_ours(root_qdisc(conn, iface)):  # never another's (set up was refused over one)
         for argv in NetworkSpec.teardown_cmds(iface):
             run_checked(conn, argv, f"tc del on {iface}")
     left = [q.get("kind") for q in list_qdiscs(conn, iface) if q.get("kind") in ("tbf", "netem")]

@@ -13,10 +13,10 @@ collected instead of stopping the others.
 from __future__ import annotations
 
 import contextlib
-import secrets
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from nimo.errors import one_line
@@ -30,8 +30,8 @@ from workbench.emulation import (
     NetworkSpec,
     apply_network,
     create_cgroup,
-    scope_name,
 )
+from workbench.emulation.hostobjects import forget, private_dir
 from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
 from workbench.executor.hosts import HostPool
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
@@ -91,7 +91,7 @@ class RunAttempt:
         self.storage = self.inv.storage_for(host)
         self.request = request
         self.attempt = attempt
-        self.run_id = f"r{request.run}-{attempt}-{secrets.token_hex(2)}"
+        self.run_id = pool.run_id(request.run, attempt)
         self.teardown = Teardown()
         self.finals = contextlib.ExitStack()  # clean-ups that wait for the monitors' analysis
         self.phase = "setup"
@@ -194,21 +194,21 @@ class RunAttempt:
         spec = CgroupSpec(cpus=self.kinds.get("cpu_share"), memory_mb=self.kinds.get("memory_mb"))
         cg = create_cgroup(self.cconn, spec, run_id=self.run_id)
         self.teardown.push_step("cgroup", cg.remove)
-        workdir = f"{self.inv.application.workdir}/nimo-{self.run_id}.{self.compute.name}"
-        self.cconn.run(["mkdir", "-p", workdir], timeout=30)
+        workdir = private_dir(self.cconn, self.run_id, "work", self.inv.application.workdir)
         self.teardown.push_step("workdir", lambda: self.cconn.run(["rm", "-rf", "--", workdir],
                                                                   timeout=60))
         return cg, workdir
 
     def _monitors(self, s_iface: str, mount: MountRecord) -> RunMonitors:
         mon = self.inv.monitors
-        # /tmp/nimo-<run>-mon.<host token>: swept by `nimo clean`/lab down if we die
-        mon_id = f"{self.run_id}-mon"
+        # private dirs, recorded: `nimo clean` ends sadc/dumpcap writing there if we die
+        dirs = run_parallel({c.name: partial(private_dir, c, self.run_id, "mon")
+                             for c in (self.cconn, self.sconn)})
+        _raise_first(dirs)
         monitors = RunMonitors(
             Endpoint(self.cconn, self.compute.data_iface, self.compute.data_address,
-                     f"/tmp/{scope_name(self.cconn, mon_id)}"),
-            Endpoint(self.sconn, s_iface, self.storage.data_address,
-                     f"/tmp/{scope_name(self.sconn, mon_id)}"),
+                     str(dirs[self.cconn.name])),
+            Endpoint(self.sconn, s_iface, self.storage.data_address, str(dirs[self.sconn.name])),
             sar=mon.sar, sar_interval_s=mon.sar_interval_s, tshark=mon.tshark,
             nfs_version=3 if mount.method == "nfs" else None, sadc=self.pool.sadc,
             max_s=self.inv.application.timeout_s + 120)
@@ -226,7 +226,8 @@ class RunAttempt:
         app = self.inv.application
         dataset = f"{mount.mountpoint}/{app.dataset.path}"
         argv = render_argv(app.command,
-                           self.pool.values(dataset, workdir, self.request.run, self.assignment))
+                           self.pool.values(self.compute.name, dataset, workdir,
+                                            self.request.run, self.assignment))
         t0 = time.monotonic()
         try:
             result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
@@ -287,6 +288,12 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
                                   "then `nimo campaign resume`") from e
         reason, transient = _failure(run.phase, e)
     cost = time.monotonic() - t0
+    if "prepare_s" in run.timing and not run.teardown.errors:  # the run's objects are all
+        # removed: the hosts' markers (and store rows) go too
+        for conn in (getattr(run, "cconn", None), getattr(run, "sconn", None)):
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    forget(conn, run.run_id)
     if run.teardown.errors:
         extra = "teardown incomplete: " + "; ".join(run.teardown.errors)
         reason = f"{reason}; {extra}" if reason else extra

@@ -2,17 +2,21 @@
 
 The pool also holds the inventory's resource space (the assignments its knobs span).
 
-Preparing a host (once, by the first run that uses it): the shipped app scripts uploaded to
-``app_dir``, sadc looked up, and on a storage host the dataset generated (or checked).
+Preparing a host (once, by the first run that uses it): the shipped app scripts uploaded
+(atomically) to a private app dir made for this runner (``mktemp -d``, mode 0700, named after
+the campaign and recorded in the host's marker, see ``workbench.emulation.hostobjects``), sadc
+looked up, and on a storage host the dataset generated (or checked).
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 from collections.abc import Callable, Mapping
 
 from workbench import apps as shipped
+from workbench.emulation.hostobjects import campaign_token, forget, private_dir, put_atomic
 from workbench.emulation.network import route_iface
 from workbench.errors import HostError, WorkbenchError
 from workbench.inventory import Host, Inventory, render_argv
@@ -26,9 +30,11 @@ PREPARE_WAIT_S = 600
 class HostPool:
     """Lazily opened connections to an inventory's hosts, and their one-time preparation."""
 
-    def __init__(self, inventory: Inventory, connect: Connect, app_dir: str) -> None:
+    def __init__(self, inventory: Inventory, connect: Connect) -> None:
         self.inventory = inventory
-        self.app_dir = app_dir
+        self.campaign = ""  # names every object a run makes (set by SSHRunner.attach)
+        self.app_dirs: dict[str, str] = {}  # host -> its private app dir
+        self._apps_id = f"apps-{secrets.token_hex(2)}"
         self.space = inventory.space()
         self.sadc: dict[str, str | None] = {}
         self._connect = connect
@@ -53,9 +59,19 @@ class HostPool:
             self.conn(compute.name).close()
             self.conn(self.inventory.storage_for(compute).name, compute.name).close()
 
+    def run_id(self, run: int, attempt: int) -> str:
+        """A new attempt's id: ``<campaign token>-r<run>-<attempt>-<hex>``."""
+        return f"{campaign_token(self.campaign)}-r{run}-{attempt}-{secrets.token_hex(2)}"
+
     def close(self) -> None:
-        """Close every connection (idempotent)."""
+        """Remove the app dirs and close every connection (idempotent)."""
         with self._lock:
+            for name, app_dir in list(self.app_dirs.items()):
+                with contextlib.suppress(Exception):
+                    conn = self.conn(name)
+                    conn.run(["rm", "-rf", "--", app_dir], timeout=60)
+                    forget(conn, self._apps_run_id())
+                del self.app_dirs[name]
             for conn in self._conns.values():
                 with contextlib.suppress(Exception):
                     conn.close()
@@ -88,10 +104,11 @@ class HostPool:
 
     def _prepare_host(self, host: Host) -> None:
         conn = self.conn(host.name)
-        conn.run(["mkdir", "-p", self.app_dir], timeout=30)
-        with self._lock:  # hosts of a lab may share one file system: upload one at a time
-            for f in shipped.script_files():
-                conn.put(f, f"{self.app_dir}/{f.name}", mode=0o755)
+        app_dir = private_dir(conn, self._apps_run_id(), "apps")
+        with self._lock:
+            self.app_dirs[host.name] = app_dir
+        for f in shipped.script_files():
+            put_atomic(conn, f, f"{app_dir}/{f.name}", mode=0o755)
         self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None
         if host.role == "storage":
             self._ensure_dataset(host, conn)
@@ -101,7 +118,7 @@ class HostPool:
         path = f"{st.export}/{app.dataset.path}"
         conn.run(["mkdir", "-p", st.export], timeout=30)
         if app.dataset.generate:
-            argv = render_argv(app.dataset.generate, self.values(path, "/tmp", 0, {}))
+            argv = render_argv(app.dataset.generate, self.values(host.name, path, "/tmp", 0, {}))
             conn.run(argv, timeout=max(600.0, app.timeout_s))
         elif not conn.run(["test", "-e", path], check=False, timeout=10).ok:
             raise WorkbenchError(f"{host.name}: dataset {path} is missing and "
@@ -120,10 +137,13 @@ class HostPool:
             self._peer_iface[compute.name] = iface
         return iface
 
-    def values(self, dataset: str, workdir: str, run: int,
+    def _apps_run_id(self) -> str:
+        return f"{campaign_token(self.campaign)}-{self._apps_id}"
+
+    def values(self, host: str, dataset: str, workdir: str, run: int,
                assignment: Mapping[str, float]) -> dict[str, object]:
-        """The placeholders of the application's argv templates."""
+        """The placeholders of the application's argv templates on ``host``."""
         app = self.inventory.application
         return {"dataset": dataset, "workdir": workdir, "threads": app.threads,
-                "app_dir": self.app_dir, "size_mb": app.dataset.size_mb or 0, "run": run,
+                "app_dir": self.app_dirs[host], "size_mb": app.dataset.size_mb or 0, "run": run,
                 **assignment}

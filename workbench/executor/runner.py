@@ -12,6 +12,7 @@ import numpy as np
 from nimo.records import RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback
 from nimo.space import Assignment, ResourceSpace
+from workbench.emulation.hostobjects import ObjectLog, register_hook
 from workbench.errors import WorkbenchError
 from workbench.executor.attempt import run_attempt
 from workbench.executor.hosts import Connect, HostPool
@@ -20,8 +21,6 @@ from workbench.executor.stops import FailureBudgetExceeded
 from workbench.inventory import Host, Inventory, load_inventory
 from workbench.profiles import ProfileCache
 from workbench.remote import Connection
-
-APP_DIR = "/tmp/nimo-apps"
 
 
 class SSHRunner:
@@ -34,17 +33,17 @@ class SSHRunner:
     kind = "occupancy"
 
     def __init__(self, inventory: Inventory, *, connect_timeout: float = 10.0,
-                 connect_retries: int = 2, app_dir: str = APP_DIR,
-                 connect: Connect | None = None) -> None:
+                 connect_retries: int = 2, connect: Connect | None = None) -> None:
         self.inventory = inventory
         self.profiles = ProfileCache()
         self._path = str(Path(inventory.path).resolve())
         self._pool = HostPool(inventory, connect or (lambda host: Connection.for_host(
-            host, connect_timeout=connect_timeout, retries=connect_retries)), app_dir)
+            host, connect_timeout=connect_timeout, retries=connect_retries)))
         self._budget = FailureBudget(inventory.policies)
         self._used: set[Assignment] = set()
         self._used_lock = threading.Lock()
         self._interrupted = threading.Event()
+        self._hook_campaign: str | None = None
 
     # -- Runner contract -------------------------------------------------------------------
     @property
@@ -85,9 +84,18 @@ class SSHRunner:
         self._check_budget()
         return outcomes
 
+    def attach(self, campaign: str, hook: ObjectLog | None = None) -> None:
+        """Name every object the runs make on hosts after ``campaign`` (so a resume cleans
+        only its own), and record each in ``hook`` too (the campaign's store)."""
+        self._pool.campaign = campaign
+        self._hook_campaign = campaign
+        register_hook(campaign, hook)
+
     def close(self) -> None:
-        """Close every connection (idempotent)."""
+        """Remove the app dirs and close every connection (idempotent)."""
         self._pool.close()
+        if self._hook_campaign is not None:
+            register_hook(self._hook_campaign, None)
 
     def __enter__(self) -> SSHRunner:
         return self

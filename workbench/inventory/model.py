@@ -77,7 +77,9 @@ class Application:
     name: str = option(Text(NAME, "valid: letters, digits, _ . -"))
     command: tuple[str, ...] = option(Argv(PLACEHOLDERS))
     dataset: Dataset = option(Nested(Dataset))
-    workdir: str = option(AbsPath(), default="/tmp/nimo-work")
+    # parent of each run's private work dir (mktemp -d); another directory must be one only
+    # root or the SSH user can change (checked on the host, symlinks not followed)
+    workdir: str = option(AbsPath(), default="/tmp")
     timeout_s: float = option(Number(0, lo_open=True), default=300.0)
     repeats: int = option(Integer(1, 100), default=1)
     threads: int = option(Integer(1, 1024), default=1)

@@ -37,7 +37,9 @@ class Endpoint:
     conn: Connection
     iface: str
     address: str
-    files: str  # a directory of this host for the monitors' files (created and removed here)
+    # a private directory of this host for the monitors' files (made by the caller with
+    # ``hostobjects.private_dir``, so `nimo clean` ends sadc/dumpcap writing there; removed here)
+    files: str
 
 
 @dataclass
@@ -104,7 +106,6 @@ class RunMonitors:
 
     def start(self) -> None:
         """Start everything (in parallel); raises only if the data counters are unreadable."""
-        self._on_hosts(lambda ep: ["mkdir", "-p", ep.files])
         got = run_parallel({"counters": self._counters, **self._steps("start")})
         for key, value in got.items():
             if isinstance(value, BaseException):

@@ -8,12 +8,14 @@ only over SSH, because they live in the compute sshd's mount namespace.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ParamSpec
 
-from workbench.emulation.common import check_run_id, host_token, run_checked
+from workbench.emulation.common import check_run_id, run_checked
+from workbench.emulation.hostobjects import check_parent, check_path_chars, private_dir, record
 from workbench.errors import EmulationError, RemoteCommandFailed
 from workbench.remote.connection import Connection
 from workbench.storage.nfs import NfsExport, start_nfs_server, stop_nfs_server
@@ -72,14 +74,27 @@ def nfs_argv(source: str, mountpoint: str, port: int = 2049) -> tuple[list[str],
     return ["mount", "-t", "nfs4", "-o", optstr, source, mountpoint], optstr
 
 
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def proc_mounts(text: str) -> list[tuple[str, str, str]]:
+    """Pure: (source, mount point, fstype) of each /proc/mounts line, with the kernel's
+    octal escapes (space, tab, newline, backslash) decoded."""
+    out = []
+    for line in text.splitlines():
+        f = line.split(" ")
+        if len(f) >= 3:
+            src, mnt = (_OCTAL.sub(lambda m: chr(int(m.group(1), 8)), x) for x in f[:2])
+            out.append((src, mnt, f[2]))
+    return out
+
+
 def _mount_entry(conn: Connection, mountpoint: str) -> tuple[str, str] | None:
     """(source, fstype) of the mount at ``mountpoint`` per the host's /proc/mounts."""
     text = conn.run(["cat", "/proc/mounts"], timeout=10).stdout
-    escaped = mountpoint.replace(" ", "\\040")
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[1] == escaped:
-            return f[0], f[2]
+    for src, mnt, fstype in proc_mounts(text):
+        if mnt == mountpoint:
+            return src, fstype
     return None
 
 
@@ -100,18 +115,15 @@ def mount_dataset(
 ) -> MountRecord:
     """Export ``export_path`` from ``storage`` and mount it read-only on ``compute``.
 
-    ``mountpoint`` defaults to ``/tmp/nimo-mnt-<run_id>.<host>``. For ``nfs`` an
+    ``mountpoint`` defaults to a private ``/tmp/nimo-<run_id>-mnt-XXXXXX.<host>``; a given
+    one is checked (no ``\\``, tab or newline; owner and mode of it and its parents). For ``nfs`` an
     nfs-ganesha server is started on the storage host (``workbench.storage.nfs``) and
     stopped again on unmount. Raises :class:`EmulationError` when the export is missing or
     the mount cannot be verified.
     """
     t0 = time.monotonic()
     method = _check_request(compute, storage, export_path, run_id, method)
-    mnt = mountpoint or f"/tmp/nimo-mnt-{run_id}.{host_token(compute)}"
-    if _mount_entry(compute, mnt) is not None:
-        raise EmulationError(f"{compute.name}: something is already mounted at {mnt}")
-    created = compute.run(["test", "-d", mnt], check=False, timeout=10).exit_code != 0
-    run_checked(compute, ["mkdir", "-p", mnt], f"creating mount point {mnt}")
+    mnt, created = _mount_point(compute, run_id, mountpoint)
     if method == "sshfs":
         source = f"{ssh_user}@{storage_address}:{export_path}"
         argv, optstr = sshfs_argv(source, mnt, identity_file=identity_file,
@@ -132,6 +144,19 @@ def mount_dataset(
         raise
     record.setup_s = time.monotonic() - t0
     return record
+
+
+def _mount_point(compute: Connection, run_id: str, given: str | None) -> tuple[str, bool]:
+    """The mount point (private, or the checked ``given`` one) and whether we made it."""
+    if not given:
+        return private_dir(compute, run_id, "mnt"), True
+    check_path_chars(compute, given, "storage.mountpoint")
+    if _mount_entry(compute, given) is not None:
+        raise EmulationError(f"{compute.name}: something is already mounted at {given}")
+    created = compute.run(["test", "-d", given], check=False, timeout=10).exit_code != 0
+    check_parent(compute, given)  # makes it (0700) when missing
+    record(compute, run_id, [("mount", given)])
+    return given, created
 
 
 def _check_request(compute: Connection, storage: Connection, export_path: str, run_id: str,

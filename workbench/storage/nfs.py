@@ -1,9 +1,9 @@
 """A userspace NFSv4 server (nfs-ganesha, FSAL VFS) exporting the dataset on the storage host.
 
 Algorithm 2 step 1 ("instantiate an NFS server on S, export I"). NFSv4 only, so no rpcbind is
-needed; bound to the storage host's data-path address, read-only. Everything lives in
-``/tmp/nimo-nfs-<run>.<host>/`` (config, pid, log, recovery dir) and the daemon is stopped by
-PID on teardown (``workbench.clean`` also sweeps it).
+needed; bound to the storage host's data-path address, read-only. Everything lives in a
+private ``/tmp/nimo-<run>-nfs-XXXXXX.<host>/`` (config, pid, log, recovery dir) and the daemon
+is stopped by PID on teardown (``workbench.clean`` also ends it: its argv names that dir).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from workbench.emulation.common import check_run_id, host_token, run_checked
+from workbench.emulation.common import check_run_id, run_checked
+from workbench.emulation.hostobjects import private_dir
 from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
 
@@ -88,12 +89,12 @@ def start_nfs_server(storage: Connection, export_path: str, *, bind_address: str
     once the port listens. Raises :class:`EmulationError` (with the log tail) otherwise."""
     t0 = time.monotonic()
     check_run_id(run_id)
-    workdir = f"/tmp/nimo-nfs-{run_id}.{host_token(storage)}"
-    conf = ganesha_config(export_path, bind_address=bind_address, port=port, workdir=workdir)
     if _listening(storage, port):
         raise EmulationError(f"{storage.name}: port {port} is already in use",
                              hint="one NFS export per storage host and port at a time")
-    run_checked(storage, ["mkdir", "-p", f"{workdir}/recovery"], "creating NFS work dir")
+    workdir = private_dir(storage, run_id, "nfs")
+    conf = ganesha_config(export_path, bind_address=bind_address, port=port, workdir=workdir)
+    run_checked(storage, ["mkdir", f"{workdir}/recovery"], "creating NFS work dir")
     storage.write_text(f"{workdir}/ganesha.conf", conf)
     run_checked(storage, [GANESHA, "-f", f"{workdir}/ganesha.conf", "-L",
                           f"{workdir}/ganesha.log", "-p", f"{workdir}/ganesha.pid",

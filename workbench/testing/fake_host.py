@@ -3,7 +3,8 @@
 It keeps a little state and answers the commands the executor issues: ``hostname``, cgroup
 v2 detection, limit writes and ``grep -H`` read-backs (from ``files``), a mount table that
 sshfs and fusermount change, data-interface byte counters, and G itself (in its cgroup,
-stamped by the timer) as described by a :class:`FakeApp`. Anything else exits 0 silently.
+stamped by the timer) as described by a :class:`FakeApp`, the marker dir, ``mktemp -d``
+(``private_dirs``) and the SSH connection on ``eth0``. Anything else exits 0 silently.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.emulation.cgroups import ENTER_SCRIPT
+from workbench.emulation.hostobjects import MARK_DIR
 from workbench.testing.fake_connection import Answer, Argv, FakeConnection
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -50,7 +52,19 @@ class FakeHost(FakeConnection):
         self.on(lambda argv: argv[0] in ("fusermount3", "fusermount", "umount"),
                 call=self._unmount)
         self.on(lambda argv: argv[0] == "cat" and "/statistics/" in argv[1], call=self._counters)
+        self.private_dirs: list[str] = []
+        self.on(lambda argv: argv[3:4] == ("nimo-markdir",), f"/root/{MARK_DIR}\n")
+        self.on(lambda argv: argv[3:4] == ("nimo-mktemp",), call=self._mktemp)
+        self.on(lambda argv: argv[:2] == ("sh", "-c") and "SSH_CONNECTION" in argv[2],
+                "10.0.0.1 dev eth0 src 10.0.0.2\n#\n2: eth0    inet 10.0.0.2/24\n")
+        # G last: tests take it as ``rules[-1]``
         self.on(lambda argv: argv[:3] == ("sh", "-c", ENTER_SCRIPT), call=self._run_in_cgroup)
+
+    def _mktemp(self, argv: Argv) -> str:
+        """``sh -c _MKTEMP nimo-mktemp MARKER TEMPLATE PARENT SUFFIX``: a new dir name."""
+        path = f"{argv[6]}/{argv[5].replace('XXXXXX', f'{len(self.private_dirs):06d}')}{argv[7]}"
+        self.private_dirs.append(path)
+        return path + "\n"
 
     def _write_limits(self, argv: Argv) -> str:
         n = int(argv[4])

@@ -1,0 +1,198 @@
+"""What a run creates on a host: private directories, and a marker listing every object.
+
+No predictable path is ever used by root: a run's directories are made with ``mktemp -d``
+(mode 0700, unique name), a user-given parent directory is checked for owner and mode
+without following symlinks, and uploads are written to a temporary name in the private
+directory, then renamed.
+
+Every object carries its run id, ``<campaign token>-r<run>-<attempt>-<hex>``, in its name and
+is recorded in a marker file on the host before it is made (a directory: as it is made):
+``$HOME/.nimo-objects/<run id>.<host token>``, one ``kind<TAB>ident`` line per object, in a
+directory that must be the SSH user's own with mode 0700. ``workbench.clean`` removes exactly
+what the markers list. Kinds:
+
+* ``dir``: a private directory; removed with its content. A process whose command line names
+  a path inside it (delayer, nfs-ganesha, sadc, dumpcap) is killed; a mount inside is removed.
+* ``mount``: a user-given mount point (``storage.mountpoint``);
+* ``qdisc``: an interface whose root qdisc has nimo's handle (``QDISC_HANDLE``);
+* ``rule``: the comment of an iptables NFQUEUE rule;
+* ``cgroup``: a cgroup directory.
+
+A process may register an :class:`ObjectLog` per campaign (:func:`register_hook`, the
+campaign's store) that records every object as the host's marker does and forgets a run's
+objects when its marker is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from nimo.store.objects import HostObject
+from workbench.emulation.common import PREFIX, check_run_id, host_token, run_checked
+from workbench.errors import EmulationError
+from workbench.remote.connection import Connection
+
+MARK_DIR = ".nimo-objects"
+KINDS = ("dir", "mount", "qdisc", "rule", "cgroup")
+BAD_PATH_CHARS = ("\\", "\t", "\n")  # /proc/mounts escapes them; refused in given paths
+
+
+class ObjectLog(Protocol):
+    """Where objects are recorded besides the host (``nimo.store.Store`` is one)."""
+
+    def record_host_object(self, obj: HostObject) -> None: ...
+
+    def forget_host_objects(self, campaign: str, host: str | None = None,
+                            run_id: str | None = None) -> int: ...
+
+
+# the marker dir: created 0700 if missing, then it must be ours, 0700, a real directory
+_MARKDIR = (
+    'd="${HOME:-/root}/$1"; mkdir -m 700 -- "$d" 2>/dev/null; '
+    's=$(stat -c "%u %a %F" -- "$d") || exit 3; '
+    '[ "$s" = "$(id -u) 700 directory" ] || { echo "$d: owner, mode, type: $s" >&2; exit 3; }; '
+    'echo "$d"'
+)
+_MKTEMP = (
+    'set -e; d=$(mktemp -d --suffix="$4" -p "$3" "$2"); '
+    'if ! printf "dir\\t%s\\n" "$d" >> "$1"; then rmdir -- "$d"; exit 1; fi; echo "$d"'
+)
+_markdirs: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+_hooks: dict[str, tuple[str, ObjectLog]] = {}
+_lock = threading.Lock()
+
+
+def campaign_token(campaign: str) -> str:
+    """``c`` + 8 hex digits of the campaign name's hash (``c0`` for runs of no campaign)."""
+    if not campaign:
+        return "c0"
+    return "c" + hashlib.sha256(campaign.encode()).hexdigest()[:8]
+
+
+def register_hook(campaign: str, hook: ObjectLog | None) -> None:
+    """Record ``campaign``'s objects in ``hook`` too (None: stop)."""
+    with _lock:
+        if hook is None:
+            _hooks.pop(campaign_token(campaign), None)
+        else:
+            _hooks[campaign_token(campaign)] = (campaign, hook)
+
+
+def marker_dir(conn: Connection) -> str:
+    """The host's marker directory (made if missing; refused unless private)."""
+    found = _markdirs.get(conn)
+    if found is None:
+        res = conn.run(["sh", "-c", _MARKDIR, "nimo-markdir", MARK_DIR], check=False, timeout=30)
+        if not res.ok:
+            raise EmulationError(f"{conn.name}: marker directory is not private: "
+                                 f"{res.stderr.strip()[-200:] or res.exit_code}",
+                                 hint="it must be a directory of the SSH user with mode 0700")
+        found = _markdirs[conn] = res.stdout.strip()
+    return found
+
+
+def marker_file(conn: Connection, run_id: str) -> str:
+    """The marker file of ``run_id``'s objects on this host."""
+    return f"{marker_dir(conn)}/{check_run_id(run_id)}.{host_token(conn)}"
+
+
+def _hook(run_id: str) -> tuple[str, ObjectLog] | None:
+    with _lock:
+        return _hooks.get(run_id.split("-", 1)[0])
+
+
+def _notify(conn: Connection, run_id: str, items: Iterable[tuple[str, str]]) -> None:
+    hook = _hook(run_id)
+    if hook is not None:
+        for kind, ident in items:
+            hook[1].record_host_object(HostObject(hook[0], run_id, conn.name, kind, ident))
+
+
+def record(conn: Connection, run_id: str, items: Sequence[tuple[str, str]]) -> None:
+    """Record objects (``(kind, ident)``) before making them; idents are single-line."""
+    for kind, ident in items:
+        if kind not in KINDS or any(c in ident for c in BAD_PATH_CHARS):
+            raise EmulationError(f"{conn.name}: cannot record {kind} {ident!r}")
+    lines = "".join(f"{kind}\t{ident}\n" for kind, ident in items)
+    run_checked(conn, ["sh", "-c", 'printf "%s" "$2" >> "$1"', "nimo-mark",
+                       marker_file(conn, run_id), lines], "recording objects")
+    _notify(conn, run_id, items)
+
+
+def forget(conn: Connection, run_id: str) -> None:
+    """Drop ``run_id``'s marker on this host (after its objects were all removed)."""
+    conn.run(["rm", "-f", "--", marker_file(conn, run_id)], check=False, timeout=30)
+    hook = _hook(run_id)
+    if hook is not None:
+        hook[1].forget_host_objects(hook[0], host=conn.name, run_id=run_id)
+
+
+def private_dir(conn: Connection, run_id: str, role: str, parent: str = "/tmp") -> str:
+    """A new directory ``<parent>/nimo-<run_id>-<role>-XXXXXX.<host token>`` (mktemp -d,
+    mode 0700), recorded as it is made. A ``parent`` other than /tmp is checked first."""
+    if parent != "/tmp":
+        check_parent(conn, parent)
+    template = f"{PREFIX}{check_run_id(run_id)}-{role}-XXXXXX"
+    res = conn.run(["sh", "-c", _MKTEMP, "nimo-mktemp", marker_file(conn, run_id), template,
+                    parent, f".{host_token(conn)}"], check=False, timeout=30)
+    if not res.ok:
+        raise EmulationError(f"{conn.name}: cannot make a private directory in {parent}: "
+                             f"{res.stderr.strip()[-200:] or res.exit_code}")
+    path = res.stdout.strip()
+    _notify(conn, run_id, [("dir", path)])
+    return path
+
+
+def put_atomic(conn: Connection, local: str | Path, remote: str, mode: int = 0o644) -> None:
+    """Upload to a temporary name beside ``remote``, then rename it over ``remote``."""
+    parent, _, name = remote.rpartition("/")
+    tmp = f"{parent}/.{name}.part"
+    conn.put(local, tmp, mode=mode)
+    run_checked(conn, ["mv", "-f", "--", tmp, remote], f"renaming {tmp}")
+
+
+def check_path_chars(conn: Connection, path: str, what: str) -> str:
+    """Refuse a path /proc/mounts and the markers cannot carry (``\\``, tab, newline)."""
+    if any(c in path for c in BAD_PATH_CHARS):
+        raise EmulationError(f"{conn.name}: {what} {path!r} contains a backslash, tab or "
+                             "newline", hint="choose a path without them")
+    return path
+
+
+def parent_problems(uid: int, stats: Sequence[str]) -> str | None:
+    """Pure: why a directory chain (``stat -c '%n|%u|%a|%F'`` lines, / first) is unsafe."""
+    for line in stats:
+        name, owner, mode, kind = line.rsplit("|", 3)
+        bits = int(mode, 8)
+        if kind != "directory":
+            return f"{name} is a {kind}, not a directory"
+        if int(owner) not in (0, uid):
+            return f"{name} is owned by uid {owner}"
+        if bits & 0o022 and not bits & 0o1000:
+            return f"{name} is writable by others (mode {mode})"
+    return None
+
+
+def check_parent(conn: Connection, path: str) -> None:
+    """Refuse (one line naming host and path) a parent directory someone else could change:
+    every component must be a real directory (symlinks are not followed) owned by root or
+    the SSH user and not writable by others unless sticky. Made (0700) when missing."""
+    check_path_chars(conn, path, "directory")
+    parts = [p for p in path.split("/") if p]
+    chain = ["/"] + ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    script = ('id -u; [ -e "$1" ] || [ -L "$1" ] || mkdir -m 700 -- "$1" 2>/dev/null; '
+              'shift; stat -c "%n|%u|%a|%F" -- "$@"')
+    res = conn.run(["sh", "-c", script, "nimo-check", path, *chain], check=False, timeout=30)
+    lines = res.stdout.splitlines()
+    problem = (f"cannot read it: {res.stderr.strip()[-200:]}" if not res.ok or len(lines) < 2
+               else parent_problems(int(lines[0]), lines[1:]))
+    if problem:
+        raise EmulationError(f"{conn.name}: directory {shlex.quote(path)} is not safe: "
+                             f"{problem}", hint="use a directory only root (or the SSH user) "
+                             "can change, e.g. /tmp")
