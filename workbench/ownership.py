@@ -5,15 +5,19 @@ A ``Presence`` registers the process (``host``: ``$NIMO_HOSTNAME`` or the machin
 its pid; a unique id) and renews its heartbeat every ``$NIMO_HEARTBEAT_S`` seconds (default
 2) from a daemon thread. Another process treats it as dead once the heartbeat is older than
 ``$NIMO_STALE_S`` seconds (default 30): its campaign claims and host leases are then reaped.
-Liveness is never judged by a local pid, so processes on different machines sharing one store
-agree. A process that finds its own row reaped (it stalled longer than the stale time) has
-lost its campaigns: ``on_lost`` runs (default: interrupt the main thread, which tears down
+Liveness is judged by the heartbeat, so processes on different machines sharing one store
+agree; the one shortcut is an owner on this very kernel and pid namespace (its id carries a
+token of both) whose pid is gone: it is dead now, without waiting for its heartbeat to age.
+A process that finds its own row reaped (it stalled longer than the stale time) has lost its
+campaigns: ``on_lost`` runs (default: interrupt the main thread, which tears down
 like Ctrl-C).
 """
 
 from __future__ import annotations
 
 import _thread
+import functools
+import hashlib
 import logging
 import os
 import socket
@@ -21,11 +25,13 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from types import TracebackType
 
 from nimo.errors import StoreError
 from nimo.store import Store
 from nimo.store.types import Owner
+from workbench.processes import pid_alive
 
 log = logging.getLogger("nimo.ownership")
 HOSTNAME_ENV = "NIMO_HOSTNAME"
@@ -63,6 +69,18 @@ def stale_s() -> float:
     return max(_seconds(STALE_ENV, 30.0), 3 * heartbeat_s())
 
 
+@functools.cache
+def _machine() -> str:
+    """A token of this kernel boot and pid namespace ("" when unknown): pids compare only
+    between owners with the same token."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        pidns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return "unknown"
+    return hashlib.sha256(f"{boot}:{pidns}".encode()).hexdigest()[:10]
+
+
 def _interrupt_main() -> None:
     print("nimo: this process lost its campaign ownership (its heartbeat went stale); "
           "stopping", file=sys.stderr)
@@ -75,7 +93,7 @@ class Presence:
     def __init__(self, store: Store, on_lost: Callable[[], None] | None = None) -> None:
         self.store = store
         self.on_lost = on_lost or _interrupt_main
-        self.owner = Owner(f"{host_name()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
+        self.owner = Owner(f"{host_name()}:{os.getpid()}:{_machine()}:{uuid.uuid4().hex[:8]}",
                            host_name(), os.getpid())
         self.stale_s = stale_s()
         self._every = heartbeat_s()
@@ -116,6 +134,8 @@ class Presence:
     def claim(self, name: str) -> None:
         """Own campaign ``name``, or raise ``Busy`` naming the live owner."""
         holder = self.store.claim_campaign(name, self.id, self.stale_s)
+        if holder is not None and self._reap_if_gone(holder.id):
+            holder = self.store.claim_campaign(name, self.id, self.stale_s)
         if holder is not None:
             raise Busy(f"campaign {name!r} is run by another process: {holder.describe()}",
                        hint="wait for it to end, or stop that process")
@@ -127,12 +147,27 @@ class Presence:
             return
         theirs = [lease for lease in self.store.lease_holders(wanted)
                   if (lease.campaign, lease.owner) != (name, self.id)]
+        if theirs and all(self._reap_if_gone(lease.owner) for lease in theirs) \
+                and self.store.acquire_hosts(name, wanted, self.id, self.stale_s):
+            return
         first = theirs[0] if theirs else None
         who = (f"host {first.host} is leased to campaign {first.campaign!r} "
                f"(owner {first.owner})" if first else "its hosts were just leased")
         raise Busy(f"campaign {name!r} cannot start: {who}",
                    hint="hosts are never shared unless the inventory marks them shareable; "
                         "retry when that campaign ends")
+
+    def _reap_if_gone(self, owner_id: str) -> bool:
+        """Drop ``owner_id`` if it ran on this kernel and pid namespace and its pid is gone
+        (its heartbeat would go stale anyway); True if dropped."""
+        parts = owner_id.rsplit(":", 3)
+        if len(parts) != 4 or parts[2] != _machine() or not parts[1].isdigit():
+            return False
+        pid = int(parts[1])
+        if pid == os.getpid() or pid_alive(pid):
+            return False
+        self.store.drop_owner(owner_id)
+        return True
 
     def release(self, name: str) -> None:
         """Give up campaign ``name`` and its host leases."""
