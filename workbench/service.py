@@ -116,6 +116,11 @@ class Service:
         global _SERVICE
         self._stopping.set()
         if self.scheduler is not None and self.scheduler.running:
+            # paused first, and its job lookup finished: APScheduler 3 would otherwise submit
+            # a due job to an executor that shutdown() has just closed (a logged traceback)
+            self.scheduler.pause()
+            with self.scheduler._jobstores_lock:
+                pass
             self.scheduler.shutdown(wait=wait)
         if _SERVICE is self:
             _SERVICE = None
