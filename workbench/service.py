@@ -76,6 +76,7 @@ class Service:
         self.owner = self.presence.id
         self._stopping = threading.Event()
         self._mine: set[str] = set()  # campaigns this instance dispatched and still runs
+        self._next_full = 0.0  # monotonic time of the next dispatch that also recovers
         self.poll_s = poll_s
         self.workers = workers
         self.run_attempts = run_attempts
@@ -98,7 +99,10 @@ class Service:
         self.recover()
         url = normalise_url(self.store_url or default_url())
         self.scheduler = BackgroundScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=url, tablename="nimo_scheduler_jobs")},
+            jobstores={"default": SQLAlchemyJobStore(  # its thread dies on a store error
+                url=url, tablename="nimo_scheduler_jobs",
+                engine_options={"connect_args": {"timeout": 60}} if url.startswith("sqlite")
+                else {})},
             executors={"default": ThreadPoolExecutor(self.workers + 2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )
@@ -160,8 +164,14 @@ class Service:
         if self._stopping.is_set():
             return
         with self._lock:
-            self.recover()
+            full = time.monotonic() >= self._next_full
+            if full:  # a full pass writes (claims reap the dead): not at every poll
+                self._next_full = time.monotonic() + max(self.poll_s, self.presence.stale_s / 5)
+                self.recover()
+            held = {lease.host for lease in self.store.leases()}
             for info in self.store.campaigns(status=CampaignStatus.QUEUED):
+                if not full and held & set(leased_hosts(info)):
+                    continue  # taken now; a full pass reaps the leases of dead owners
                 try:
                     self.presence.claim(info.name)
                     self.presence.lease(info.name, leased_hosts(info))

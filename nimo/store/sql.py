@@ -323,6 +323,10 @@ class SqlStore(SqlOwnership, Store):
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    """Foreign keys on; write-ahead logging (kept in the file), so that the readers and the
+    one writer of several processes (CLI campaigns, services, heartbeats) never block each
+    other: in the default rollback journal, a commit waits for every reader."""
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA journal_mode=WAL")
     cur.close()
