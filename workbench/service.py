@@ -91,14 +91,13 @@ class Service:
     def start(self) -> None:
         from apscheduler.executors.pool import ThreadPoolExecutor
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-        from apscheduler.schedulers.background import BackgroundScheduler
 
         global _SERVICE
         _SERVICE = self
         self.presence.__enter__()
         self.recover()
         url = normalise_url(self.store_url or default_url())
-        self.scheduler = BackgroundScheduler(
+        self.scheduler = _scheduler_class()(
             jobstores={"default": SQLAlchemyJobStore(  # its thread dies on a store error
                 url=url, tablename="nimo_scheduler_jobs",
                 engine_options={"connect_args": {"timeout": 60}} if url.startswith("sqlite")
@@ -120,11 +119,9 @@ class Service:
         global _SERVICE
         self._stopping.set()
         if self.scheduler is not None and self.scheduler.running:
-            # paused first, and its job lookup finished: APScheduler 3 would otherwise submit
-            # a due job to an executor that shutdown() has just closed (a logged traceback)
-            self.scheduler.pause()
+            self.scheduler.pause()  # no job lookup starts from here (see _scheduler_class)
             with self.scheduler._jobstores_lock:
-                pass
+                pass  # and the one under way, if any, has submitted its jobs
             self.scheduler.shutdown(wait=wait)
         if _SERVICE is self:
             _SERVICE = None
@@ -249,6 +246,20 @@ class Service:
             if cache is not None:
                 runner.profiles = type(cache)()
                 log.info("%s: resource profiles will be re-measured", name)
+
+
+def _scheduler_class() -> Any:
+    """APScheduler 3's BackgroundScheduler, except that its thread looks for due jobs only
+    while running: the stock one also does once ``shutdown`` set it stopped, and submits the
+    job to the executor shutdown has just closed (a logged traceback)."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+    from apscheduler.schedulers.base import STATE_RUNNING
+
+    class Scheduler(BackgroundScheduler):
+        def _process_jobs(self) -> Any:
+            return super()._process_jobs() if self.state == STATE_RUNNING else None
+
+    return Scheduler
 
 
 def _now() -> Any:

@@ -96,10 +96,12 @@ class Actor:
         try:
             self.proc.wait(timeout=120)  # SIGTERM: runs in flight end, then teardown
         except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGUSR1)  # its threads' stacks, into its log
+            time.sleep(1)
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"{self.name} did not stop within 120 s of signal {sig}") \
-                from None
+            raise AssertionError(f"{self.name} did not stop within 120 s of signal {sig}: "
+                                 f"{self.log.read_text()[-6000:]}") from None
 
 
 def _exists(db: Path, name: str) -> bool:

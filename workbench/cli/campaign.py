@@ -10,6 +10,8 @@ action runs, never when the parser is built.
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -144,6 +146,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     from workbench.exitstatus import Exit, interrupted_status, signals_interrupt, verdict
     from workbench.ownership import Busy
 
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1`: every stack
     try:
         with signals_interrupt():
             result = call()
