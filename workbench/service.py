@@ -1,5 +1,6 @@
-"""The campaign service behind ``nimo serve``: APScheduler 3 with its job store in the
-campaign database.
+"""The campaign service behind ``nimo serve``: APScheduler 3, its jobs in this process
+(the persistent queue is the store's queued campaigns: a job in a job store shared by several
+services would run in each of them).
 
 * The service is one owner in the store (``workbench.ownership.Presence``: host, pid,
   heartbeat); instances on other machines sharing the store see it alive by its heartbeat.
@@ -31,7 +32,7 @@ from nimo.campaign import RetryingRunner
 from nimo.errors import NimoError
 from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
-from nimo.store import default_url, normalise_url, open_store
+from nimo.store import open_store
 from workbench.ownership import Busy, Presence
 
 log = logging.getLogger("nimo.serve")
@@ -41,7 +42,7 @@ _SERVICE: Service | None = None
 
 
 def dispatch_job() -> None:
-    """Scheduler entry point (referenced by name in the persistent job store)."""
+    """Scheduler entry point (the service of this process dispatches)."""
     if _SERVICE is not None:
         _SERVICE.dispatch()
 
@@ -90,18 +91,14 @@ class Service:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
         from apscheduler.executors.pool import ThreadPoolExecutor
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.jobstores.memory import MemoryJobStore
 
         global _SERVICE
         _SERVICE = self
         self.presence.__enter__()
         self.recover()
-        url = normalise_url(self.store_url or default_url())
         self.scheduler = _scheduler_class()(
-            jobstores={"default": SQLAlchemyJobStore(  # its thread dies on a store error
-                url=url, tablename="nimo_scheduler_jobs",
-                engine_options={"connect_args": {"timeout": 60}} if url.startswith("sqlite")
-                else {})},
+            jobstores={"default": MemoryJobStore()},
             executors={"default": ThreadPoolExecutor(self.workers + 2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )

@@ -1,6 +1,6 @@
 """SQLModel tables of the campaign store. Imported only by ``nimo.store.sql``.
 
-Table names carry the ``nimo_`` prefix: the scheduler's job store shares the database.
+Table names carry the ``nimo_`` prefix: the database may hold other tables.
 """
 
 from __future__ import annotations

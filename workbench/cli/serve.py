@@ -14,7 +14,7 @@ DEFAULT_STORE = "sqlite:///./nimo.db"
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run queued campaigns; hosts never shared")
     p.add_argument("--store", metavar="URL", default=None,
-                   help="campaign store and job store (default $NIMO_STORE_URL or "
+                   help="campaign store (default $NIMO_STORE_URL or "
                         f"{DEFAULT_STORE})")
     p.add_argument("--poll", type=float, default=2.0, metavar="S",
                    help="seconds between looks at the queue (default 2)")
