@@ -75,6 +75,17 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(s, h)
 
 
+def stacks_on_sigusr1() -> None:
+    """``kill -USR1 PID`` prints every thread's stack on stderr (a process that will not
+    stop tells where it waits); nothing when stderr is no file (in-process callers)."""
+    import faulthandler
+    import io
+    import sys
+
+    with contextlib.suppress(io.UnsupportedOperation, AttributeError, ValueError, RuntimeError):
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+
+
 # -- why a campaign stopped ----------------------------------------------------------------
 _STOP_KINDS = (
     ("budget spent", "a user budget"),

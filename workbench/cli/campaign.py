@@ -10,8 +10,6 @@ action runs, never when the parser is built.
 from __future__ import annotations
 
 import argparse
-import faulthandler
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -143,10 +141,16 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     """Run ``call`` (a campaign), print its summary and return its exit status
     (``workbench.exitstatus``): SIGTERM/SIGHUP interrupt it like Ctrl-C."""
     from workbench.executor.stops import FailureBudgetExceeded
-    from workbench.exitstatus import Exit, interrupted_status, signals_interrupt, verdict
+    from workbench.exitstatus import (
+        Exit,
+        interrupted_status,
+        signals_interrupt,
+        stacks_on_sigusr1,
+        verdict,
+    )
     from workbench.ownership import Busy
 
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1`: every stack
+    stacks_on_sigusr1()
     try:
         with signals_interrupt():
             result = call()

@@ -30,13 +30,10 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import faulthandler
-    import signal
-
-    from workbench.exitstatus import interrupted_status, signals_interrupt
+    from workbench.exitstatus import interrupted_status, signals_interrupt, stacks_on_sigusr1
     from workbench.service import Service, serve_forever
 
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1`: every stack
+    stacks_on_sigusr1()
 
     if args.poll <= 0 or args.workers < 1 or args.retries < 0:
         raise ConfigError("--poll must be > 0, --workers >= 1 and --retries >= 0")
