@@ -21,15 +21,15 @@ import contextlib
 import json
 import math
 import os
-import socket
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from nimo.campaign import CampaignResult, Observer, execute, new_campaign
-from nimo.errors import FileAccessError, StoreError, one_line
+from nimo.errors import FileAccessError, one_line
 from nimo.records import (
     CampaignInfo,
     CampaignKind,
@@ -42,7 +42,8 @@ from nimo.records import (
 from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
 from workbench.cli.progress import ProgressTable
-from workbench.processes import pid_alive
+from workbench.fingerprint import SPEC_KEY, check_unchanged, meaning_of_file
+from workbench.ownership import Presence
 from workbench.replay import ReplayRunner
 from workbench.runners import open_runner_for, runner_entry
 
@@ -97,33 +98,62 @@ def launch_live(
 def resume(
     name: str, *, store_url: str | None = None, json_out: str | Path | None = None,
     progress: bool = True, runner_factory: RunnerFactory | None = None, doctor: bool = False,
+    presence: Presence | None = None,
 ) -> CampaignResult:
     """Continue a stopped or crashed campaign exactly where it was (no finished run repeated).
 
-    The run that was in flight is marked interrupted (live: its hosts are cleaned) and run
-    again. Also starts a queued campaign (``nimo serve``). The runner is rebuilt from the
-    stored spec (``workbench.runners``) unless ``runner_factory`` is given. With ``doctor``,
-    a live campaign's hosts are checked first (``workbench.doctor.preflight``).
+    The campaign is claimed (one owner anywhere; ``Busy`` naming a live one) and its hosts
+    leased (``Busy`` naming the holder) before anything else; a live campaign whose inventory
+    changed what a sample means is refused (``workbench.fingerprint``). The run that was in
+    flight is marked interrupted (live: its hosts are cleaned) and run again. Also starts a
+    queued campaign (``nimo serve`` passes its ``presence``, which already holds both). The
+    runner is rebuilt from the stored spec (``workbench.runners``) unless ``runner_factory``
+    is given. With ``doctor``, a live campaign's hosts are checked first.
     """
     check_json_target(json_out)
     store = open_store(store_url)
     try:
         info = store.campaign(name)
-        _refuse_if_alive(info)
-        if doctor and info.kind == CampaignKind.LIVE:
-            preflight(info.spec["inventory"])
-        runner = (runner_factory or open_runner_for)(info)
-        if runner_factory is None:
-            info = _complete_replay_spec(store, info, runner)
-        # clean first, then mark: a resume killed while cleaning leaves the runs in flight,
-        # so the next resume cleans again (marked first, nothing would clean their leftovers)
-        in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
-        if in_flight and info.kind == CampaignKind.LIVE:
-            clean_hosts(info, in_flight, store)
-        store.interrupt_in_flight(name)
-        return _execute(store, info, runner, json_out, progress)
+        with _owning(store, presence, name) as me:
+            me.claim(name)
+            check_unchanged(store, info)
+            me.lease(name, leased_hosts(info))
+            if doctor and info.kind == CampaignKind.LIVE:
+                preflight(info.spec["inventory"])
+            runner = (runner_factory or open_runner_for)(info)
+            if runner_factory is None:
+                info = _complete_replay_spec(store, info, runner)
+            # clean first, then mark: a resume killed while cleaning leaves the runs in
+            # flight, so the next resume cleans again
+            in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
+            if in_flight and info.kind == CampaignKind.LIVE:
+                clean_hosts(info, in_flight, store)
+            store.interrupt_in_flight(name)
+            return _execute(store, info, runner, json_out, progress)
     finally:
         store.close()
+
+
+@contextlib.contextmanager
+def _owning(store: Store, presence: Presence | None, name: str) -> Iterator[Presence]:
+    """``presence`` as is (its caller releases), or this process's own for the campaign."""
+    if presence is not None:
+        yield presence
+        return
+    with Presence(store) as mine:
+        yield mine  # leaving drops the owner: its claim and leases go with it
+
+
+def leased_hosts(info: CampaignInfo) -> list[str]:
+    """The hosts a campaign holds alone: its stored ``hosts`` (live: the inventory's hosts
+    now) except those the inventory marks ``shareable``."""
+    hosts = set(info.spec.get("hosts") or ())
+    if info.kind != CampaignKind.LIVE:
+        return sorted(hosts)
+    from workbench.inventory import load_inventory_hosts
+
+    found = load_inventory_hosts(Path(info.spec["inventory"]))
+    return sorted((hosts | {h.name for h in found}) - {h.name for h in found if h.shareable})
 
 
 def _launch(
@@ -134,9 +164,17 @@ def _launch(
         info = new_campaign(None, kind, None, design, seed, spec)
         return _execute(None, info, runner, json_out, progress)
     store = open_store(store_url)
+    name = name or f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
-        info = new_campaign(store, kind, name, design, seed, spec)
-        return _execute(store, info, runner, json_out, progress)
+        with Presence(store) as me:
+            me.claim(name)  # before it exists: a second `run --name` of it waits for none
+            if kind == CampaignKind.LIVE:
+                spec = {**spec, SPEC_KEY: meaning_of_file(spec["inventory"])}
+            draft = CampaignInfo(name=name, kind=kind, status=CampaignStatus.CREATED,
+                                 design={}, spec=spec, seed=seed)
+            me.lease(name, leased_hosts(draft))
+            info = new_campaign(store, kind, name, design, seed, spec)
+            return _execute(store, info, runner, json_out, progress)
     except BaseException:
         runner.close()
         raise
@@ -242,16 +280,6 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
         if isinstance(report, BaseException):
             print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
                   f"{report}", file=sys.stderr)
-
-
-def _refuse_if_alive(info: CampaignInfo) -> None:
-    owner = info.spec.get("owner") or {}
-    if not info.status.in_progress or owner.get("host") != socket.gethostname():
-        return
-    pid = int(owner.get("pid") or 0)
-    if pid and pid != os.getpid() and pid_alive(pid):
-        raise StoreError(f"campaign {info.name!r} is running (pid {pid})",
-                         hint="stop that process first")
 
 
 def write_json(result: CampaignResult, path: str | Path) -> Path:

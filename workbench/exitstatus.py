@@ -12,6 +12,9 @@
 * 4 (``RUNS_FAILED``): runs failed beyond policy: the inventory's ``policies`` stopped the
   campaign (``on_failure: stop``, ``max_failures``), or holdout runs failed, so the reported
   holdout accuracy covers only some of them;
+* 5 (``BUSY``): nothing was run: another live process (on any machine) owns the campaign, or
+  another campaign holds one of its hosts (not marked ``shareable``); one line names the
+  owner (host, pid, since) or the holder. Retry when it ends;
 * 130 (``INTERRUPTED``): Ctrl-C; 128 + N for signal N (SIGTERM 143, SIGHUP 129). The
   campaign is marked interrupted; ``nimo campaign resume`` continues it.
 
@@ -36,6 +39,7 @@ class Exit(enum.IntEnum):
     USAGE = 2
     FAILED = 3
     RUNS_FAILED = 4
+    BUSY = 5
     INTERRUPTED = 130
 
 
@@ -69,6 +73,17 @@ def signals_interrupt() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def stacks_on_sigusr1() -> None:
+    """``kill -USR1 PID`` prints every thread's stack on stderr (a process that will not
+    stop tells where it waits); nothing when stderr is no file (in-process callers)."""
+    import faulthandler
+    import io
+    import sys
+
+    with contextlib.suppress(io.UnsupportedOperation, AttributeError, ValueError, RuntimeError):
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
 
 
 # -- why a campaign stopped ----------------------------------------------------------------

@@ -1,35 +1,39 @@
-"""The campaign service behind ``nimo serve``: APScheduler 3 with its job store in the
-campaign database.
+"""The campaign service behind ``nimo serve``: APScheduler 3, its jobs in this process
+(the persistent queue is the store's queued campaigns: a job in a job store shared by several
+services would run in each of them).
 
-* ``dispatch`` (every ``poll_s``) starts queued campaigns whose hosts are all free: the hosts
-  are leased in the store in one transaction (a host is never used by two campaigns at once),
-  then a one-off job runs the campaign (``workbench.campaigns.resume``: a fresh campaign is a
-  resume with nothing stored).
+* The service is one owner in the store (``workbench.ownership.Presence``: host, pid,
+  heartbeat); instances on other machines sharing the store see it alive by its heartbeat.
+* ``dispatch`` (every ``poll_s``) starts queued campaigns it can claim (one owner per
+  campaign, service or CLI) and whose hosts (except ``shareable`` ones) are all free: the
+  hosts are leased in the store in one transaction (a host is never used by two campaigns at
+  once), then a one-off job runs the campaign (``workbench.campaigns.resume``: a fresh
+  campaign is a resume with nothing stored).
 * Failed runs are retried by policy (``RetryingRunner``); a campaign that raises is queued
   again up to ``campaign_attempts`` times, then marked failed with the reason.
 * Every ``remeasure_s``, running live campaigns drop their cached resource profiles, so
   profiles are measured again at the next runs.
-* On start, campaigns a dead service left starting/running get their leases released and are
-  queued again; resuming them repeats no finished run.
+* At every dispatch, submitted campaigns left starting/running by a dead owner (its
+  heartbeat stale, on any machine) are claimed and queued again; resuming them repeats no
+  finished run.
+* ``shutdown`` (Ctrl-C, SIGTERM, SIGHUP) lets each campaign finish its runs in flight, then
+  queues it again for the next service.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nimo.campaign import RetryingRunner
 from nimo.errors import NimoError
-from nimo.records import CampaignInfo, CampaignStatus
-from nimo.runner import Runner
-from nimo.store import default_url, normalise_url, open_store
-from workbench.processes import pid_alive
+from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
+from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
+from nimo.store import open_store
+from workbench.ownership import Busy, Presence
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
@@ -38,7 +42,7 @@ _SERVICE: Service | None = None
 
 
 def dispatch_job() -> None:
-    """Scheduler entry point (referenced by name in the persistent job store)."""
+    """Scheduler entry point (the service of this process dispatches)."""
     if _SERVICE is not None:
         _SERVICE.dispatch()
 
@@ -69,7 +73,11 @@ class Service:
     ) -> None:
         self.store = open_store(store_url)
         self.store_url = store_url
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.presence = Presence(self.store)
+        self.owner = self.presence.id
+        self._stopping = threading.Event()
+        self._mine: set[str] = set()  # campaigns this instance dispatched and still runs
+        self._next_full = 0.0  # monotonic time of the next dispatch that also recovers
         self.poll_s = poll_s
         self.workers = workers
         self.run_attempts = run_attempts
@@ -83,15 +91,14 @@ class Service:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
         from apscheduler.executors.pool import ThreadPoolExecutor
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.jobstores.memory import MemoryJobStore
 
         global _SERVICE
         _SERVICE = self
+        self.presence.__enter__()
         self.recover()
-        url = normalise_url(self.store_url or default_url())
-        self.scheduler = BackgroundScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=url, tablename="nimo_scheduler_jobs")},
+        self.scheduler = _scheduler_class()(
+            jobstores={"default": MemoryJobStore()},
             executors={"default": ThreadPoolExecutor(self.workers + 2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )
@@ -104,11 +111,18 @@ class Service:
         log.info("serving %s as %s", self.store.url, self.owner)
 
     def shutdown(self, wait: bool = True) -> None:
+        """Stop dispatching; running campaigns end after their runs in flight and are
+        queued again; then the service's claims and leases are released."""
         global _SERVICE
+        self._stopping.set()
         if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.pause()  # no job lookup starts from here (see _scheduler_class)
+            with self.scheduler._jobstores_lock:
+                pass  # and the one under way, if any, has submitted its jobs
             self.scheduler.shutdown(wait=wait)
         if _SERVICE is self:
             _SERVICE = None
+        self.presence.__exit__(None, None, None)
         self.store.close()
 
     def idle(self) -> bool:
@@ -121,30 +135,50 @@ class Service:
 
     # -- jobs ------------------------------------------------------------------------
     def recover(self) -> None:
-        """Requeue campaigns a dead service left starting/running; free its leases."""
-        leases = self.store.leases()
+        """Queue again submitted campaigns left starting/running by a dead owner (heartbeat
+        stale, on any machine): claiming one succeeds only then."""
         for info in self._submitted():
-            if not info.status.active:
+            if not info.status.active or info.name in self._mine:
                 continue
-            owners = {lease.owner for lease in leases if lease.campaign == info.name}
-            if any(_owner_alive(o) for o in owners):
-                continue
-            self.store.release_hosts(info.name)
-            if self.store.set_status(info.name, CampaignStatus.QUEUED, expect=ACTIVE):
-                log.info("requeued %s (left %s by a stopped service)", info.name, info.status)
+            try:
+                self.presence.claim(info.name)
+            except Busy:
+                continue  # a live owner runs it
+            try:
+                if self.store.set_status(info.name, CampaignStatus.QUEUED, expect=ACTIVE):
+                    log.info("requeued %s (left %s by a stopped owner)", info.name, info.status)
+            finally:
+                self.presence.release(info.name)
 
     def dispatch(self) -> None:
-        """Start every queued campaign whose hosts can all be leased now."""
+        """Start every queued campaign this service can claim and whose hosts can all be
+        leased now."""
+        from workbench.campaigns import leased_hosts
+
+        if self._stopping.is_set():
+            return
         with self._lock:
+            full = time.monotonic() >= self._next_full
+            if full:  # a full pass writes (claims reap the dead): not at every poll
+                self._next_full = time.monotonic() + max(self.poll_s, self.presence.stale_s / 5)
+                self.recover()
+            held = {lease.host for lease in self.store.leases()}
             for info in self.store.campaigns(status=CampaignStatus.QUEUED):
-                hosts = list(info.spec.get("hosts") or ())
-                if not self.store.acquire_hosts(info.name, hosts, self.owner):
+                if not full and held & set(leased_hosts(info)):
+                    continue  # taken now; a full pass reaps the leases of dead owners
+                try:
+                    self.presence.claim(info.name)
+                    self.presence.lease(info.name, leased_hosts(info))
+                except Busy:
+                    self.presence.release(info.name)
                     continue
                 if not self.store.set_status(info.name, CampaignStatus.STARTING,
                                              expect=[CampaignStatus.QUEUED]):
-                    self.store.release_hosts(info.name, self.owner)
+                    self.presence.release(info.name)
                     continue
-                log.info("starting %s on %s", info.name, ", ".join(hosts) or "no hosts")
+                self._mine.add(info.name)
+                log.info("starting %s on %s", info.name,
+                         ", ".join(info.spec.get("hosts") or ()) or "no hosts")
                 self.scheduler.add_job(run_campaign_job, "date", run_date=_now(),
                                        args=[info.name], id=f"nimo-campaign:{info.name}",
                                        replace_existing=True)
@@ -153,30 +187,32 @@ class Service:
         from workbench.campaigns import resume
         from workbench.runners import open_runner_for
 
-        info = self.store.campaign(name)
-        held = {lease.host for lease in self.store.leases()
-                if lease.campaign == name and lease.owner == self.owner}
-        if set(info.spec.get("hosts") or ()) - held or not self.store.set_status(
+        owner = self.store.campaign_owner(name)
+        if owner is None or owner.id != self.owner or not self.store.set_status(
                 name, CampaignStatus.RUNNING, expect=[CampaignStatus.STARTING]):
-            return  # a job a previous instance left: dispatch leases and starts it anew
+            return  # a job a previous instance left: dispatch claims and starts it anew
         base = self.runner_factory or open_runner_for
 
         def factory(info: CampaignInfo) -> Runner:
             runner = base(info)
             with self._lock:
                 self._runners[name] = runner
-            return RetryingRunner(runner, self.run_attempts)
+            return _Stoppable(RetryingRunner(runner, self.run_attempts), self._stopping)
 
         try:
             result = resume(name, store_url=self.store_url, progress=False,
-                            runner_factory=factory)
+                            runner_factory=factory, presence=self.presence)
             log.info("%s done: %s, %d runs", name, result.stopped_because, len(result.iterations))
+        except ServiceStopping:
+            self.store.set_status(name, CampaignStatus.QUEUED, stopped_because="service stopped")
+            log.info("%s queued again: the service is stopping", name)
         except Exception as e:  # one line in the store; the service keeps serving
             self._failed(name, e)
         finally:
             with self._lock:
                 self._runners.pop(name, None)
-            self.store.release_hosts(name, self.owner)
+                self._mine.discard(name)
+                self.presence.release(name)
 
     def _failed(self, name: str, error: Exception) -> None:
         """Queue the campaign again once, or mark it failed; a fatal setup error or the
@@ -209,20 +245,47 @@ class Service:
                 log.info("%s: resource profiles will be re-measured", name)
 
 
+def _scheduler_class() -> Any:
+    """APScheduler 3's BackgroundScheduler, except that its thread looks for due jobs only
+    while running: the stock one also does once ``shutdown`` set it stopped, and submits the
+    job to the executor shutdown has just closed (a logged traceback)."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+    from apscheduler.schedulers.base import STATE_RUNNING
+
+    class Scheduler(BackgroundScheduler):
+        def _process_jobs(self) -> Any:
+            return super()._process_jobs() if self.state == STATE_RUNNING else None
+
+    return Scheduler
+
+
 def _now() -> Any:
     import datetime as dt
 
     return dt.datetime.now(dt.UTC)
 
 
-def _owner_alive(owner: str) -> bool:
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False  # another machine's service: treated as stopped once this one starts
-    if int(pid) == os.getpid():
-        return False
-    return pid_alive(int(pid))
+class ServiceStopping(Exception):
+    """Raised instead of a next run once the service is stopping."""
+
+
+class _Stoppable(RunnerWrapper):
+    """Refuses new runs once ``stopping`` is set (the runs in flight end normally)."""
+
+    def __init__(self, inner: Runner, stopping: threading.Event) -> None:
+        super().__init__(inner)
+        self.stopping = stopping
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        if self.stopping.is_set():
+            raise ServiceStopping("the service is stopping")
+        return self.inner.run(request)
+
+    def run_many(self, requests: Sequence[RunRequest],
+                 on_outcome: OutcomeCallback | None = None) -> list[RunOutcome]:
+        if self.stopping.is_set():
+            raise ServiceStopping("the service is stopping")
+        return self.inner.run_many(requests, on_outcome)
 
 
 def serve_forever(service: Service, until_idle: bool = False, tick_s: float = 0.5) -> None:

@@ -8,7 +8,7 @@ model handed over is calibrated and stored as the last version.
 Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``: scores only),
 ``calibration`` (the same form: calibrates only),
 ``all_samples_s`` and ``holdout`` (N); ``owner`` (pid and host of the process executing the
-campaign) is written here.
+campaign, for display: who owns a campaign is the store's claim) is written here.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ def execute(
 def _claim(store: Store, name: str) -> None:
     """Mark the campaign running, by this process."""
     store.set_status(name, CampaignStatus.RUNNING)
-    store.update_spec(name, owner={"pid": os.getpid(), "host": socket.gethostname()})
+    host = os.environ.get("NIMO_HOSTNAME") or socket.gethostname()
+    store.update_spec(name, owner={"pid": os.getpid(), "host": host})
 
 
 def _holdout(

@@ -24,7 +24,7 @@ from nimo.records import (
     StoredRun,
 )
 from nimo.store.objects import HostObject
-from nimo.store.types import Lease, ModelVersion
+from nimo.store.types import Lease, ModelVersion, Owner
 
 
 class Store(abc.ABC):
@@ -132,10 +132,46 @@ class Store(abc.ABC):
             hint=f"valid: 1..{versions[-1].version}",
         )
 
+    # -- owners: one process per campaign, alive by its heartbeat ---------------------
+    @abc.abstractmethod
+    def register_owner(self, owner: Owner) -> Owner:
+        """Record a running process (its heartbeat now, by the store's clock)."""
+
+    @abc.abstractmethod
+    def heartbeat(self, owner_id: str) -> bool:
+        """Renew the owner's heartbeat; False if it was declared dead (its row reaped): its
+        claims and leases are gone and it must stop."""
+
+    @abc.abstractmethod
+    def drop_owner(self, owner_id: str) -> None:
+        """Release everything the owner holds (claims, host leases) and forget it."""
+
+    @abc.abstractmethod
+    def claim_campaign(self, name: str, owner_id: str, stale_s: float) -> Owner | None:
+        """Make ``owner_id`` the one process running campaign ``name``, atomically: None when
+        it holds the claim now (also when it already did), else the live holder. Owners whose
+        heartbeat is older than ``stale_s`` are reaped first (claims and leases released)."""
+
+    @abc.abstractmethod
+    def release_campaign(self, name: str, owner_id: str) -> None:
+        """Drop ``owner_id``'s claim on ``name`` (no-op if it holds none)."""
+
+    @abc.abstractmethod
+    def campaign_owner(self, name: str) -> Owner | None:
+        """The owner holding ``name``'s claim (alive or not), or None."""
+
     # -- host leases -----------------------------------------------------------------
     @abc.abstractmethod
-    def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str) -> bool:
-        """Lease all ``hosts`` to ``campaign`` at once, or none of them."""
+    def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str,
+                      stale_s: float | None = None) -> bool:
+        """Lease all ``hosts`` to ``campaign`` at once, or none of them. Hosts already leased
+        to this campaign by this owner count as acquired. With ``stale_s``, owners whose
+        heartbeat is older (and leases of unregistered owners) are reaped first."""
+
+    def lease_holders(self, hosts: Iterable[str]) -> list[Lease]:
+        """The current leases of ``hosts``."""
+        wanted = set(hosts)
+        return [lease for lease in self.leases() if lease.host in wanted]
 
     @abc.abstractmethod
     def release_hosts(self, campaign: str, owner: str | None = None) -> list[str]:

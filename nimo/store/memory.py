@@ -28,7 +28,7 @@ from nimo.records import (
 from nimo.store import convert
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
 from nimo.store.objects import MemoryHostObjects
-from nimo.store.types import Lease, ModelVersion
+from nimo.store.types import Lease, ModelVersion, Owner
 
 
 @dataclass
@@ -48,6 +48,8 @@ class MemoryStore(MemoryHostObjects, Store):
         self._campaigns: dict[str, _Campaign] = {}
         self._leases: dict[str, Lease] = {}
         self._lease_log: list[Lease] = []
+        self._owners: dict[str, Owner] = {}
+        self._claims: dict[str, str] = {}  # campaign -> owner id
 
     def _get(self, name: str) -> _Campaign:
         found = self._campaigns.get(name)
@@ -108,8 +110,9 @@ class MemoryStore(MemoryHostObjects, Store):
         with self._lock:
             n = len(self._get(name).runs)
             del self._campaigns[name]
-            self._leases = {h: lease for h, lease in self._leases.items()
-                            if lease.campaign != name}
+            self._release({h for h, lease in self._leases.items() if lease.campaign == name},
+                          time.time())
+            self._claims.pop(name, None)
             return n
 
     # -- runs and samples ------------------------------------------------------------
@@ -199,10 +202,65 @@ class MemoryStore(MemoryHostObjects, Store):
         with self._lock:
             return list(self._get(name).models)
 
-    # -- host leases -----------------------------------------------------------------
-    def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str) -> bool:
-        wanted = sorted(set(hosts))
+    # -- owners ----------------------------------------------------------------------
+    def register_owner(self, owner: Owner) -> Owner:
         with self._lock:
+            now = time.time()
+            self._owners[owner.id] = dataclasses.replace(owner, since=owner.since or now,
+                                                         heartbeat_at=now)
+            return self._owners[owner.id]
+
+    def heartbeat(self, owner_id: str) -> bool:
+        with self._lock:
+            found = self._owners.get(owner_id)
+            if found is None:
+                return False
+            self._owners[owner_id] = dataclasses.replace(found, heartbeat_at=time.time())
+            return True
+
+    def drop_owner(self, owner_id: str) -> None:
+        with self._lock:
+            self._drop({owner_id}, time.time())
+
+    def _drop(self, dead: set[str], now: float) -> None:
+        for oid in dead:
+            self._owners.pop(oid, None)
+        self._claims = {c: o for c, o in self._claims.items() if o not in dead}
+        gone = {h for h, lease in self._leases.items() if lease.owner in dead}
+        self._release(gone, now)
+
+    def _reap(self, stale_s: float) -> None:
+        now = time.time()
+        dead = {o.id for o in self._owners.values() if o.heartbeat_at < now - stale_s}
+        dead |= {lease.owner for lease in self._leases.values()
+                 if lease.owner not in self._owners}
+        self._drop(dead, now)
+
+    def claim_campaign(self, name: str, owner_id: str, stale_s: float) -> Owner | None:
+        with self._lock:
+            self._reap(stale_s)
+            holder = self._claims.setdefault(name, owner_id)
+            return None if holder == owner_id else self._owners[holder]
+
+    def release_campaign(self, name: str, owner_id: str) -> None:
+        with self._lock:
+            if self._claims.get(name) == owner_id:
+                del self._claims[name]
+
+    def campaign_owner(self, name: str) -> Owner | None:
+        with self._lock:
+            holder = self._claims.get(name)
+            return None if holder is None else self._owners.get(holder)
+
+    # -- host leases -----------------------------------------------------------------
+    def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str,
+                      stale_s: float | None = None) -> bool:
+        with self._lock:
+            if stale_s is not None:
+                self._reap(stale_s)
+            wanted = [h for h in sorted(set(hosts)) if not (
+                h in self._leases and (self._leases[h].campaign, self._leases[h].owner)
+                == (campaign, owner))]
             if any(h in self._leases for h in wanted):
                 return False
             now = time.time()
@@ -215,15 +273,19 @@ class MemoryStore(MemoryHostObjects, Store):
         with self._lock:
             hosts = [h for h, lease in self._leases.items() if lease.campaign == campaign
                      and (owner is None or lease.owner == owner)]
-            now = time.time()
-            for h in hosts:
-                del self._leases[h]
-            self._lease_log = [
-                dataclasses.replace(lg, released_at=now) if lg.campaign == campaign
-                and lg.released_at is None and lg.host in hosts else lg
-                for lg in self._lease_log
-            ]
+            self._release(set(hosts), time.time())
             return hosts
+
+    def _release(self, hosts: set[str], now: float) -> None:
+        """Free ``hosts`` and close their open lease-log entries."""
+        held = {(h, self._leases[h].campaign) for h in hosts if h in self._leases}
+        for h in hosts:
+            self._leases.pop(h, None)
+        self._lease_log = [
+            dataclasses.replace(lg, released_at=now)
+            if lg.released_at is None and (lg.host, lg.campaign) in held else lg
+            for lg in self._lease_log
+        ]
 
     def leases(self) -> list[Lease]:
         with self._lock:

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from nimo.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_TABLE = "nimo_schema"
 LEGACY_MARKER = "nimo_campaigns"  # present in every store, versioned or not
 
@@ -41,7 +41,13 @@ def _v1_to_v2(conn: Connection) -> None:
     the tables and columns of version 1 are unchanged."""
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: Connection) -> None:
+    """Version 3 adds ``nimo_owners`` and ``nimo_campaign_claims`` (created by
+    ``ensure_schema``): one owner per campaign, alive by its heartbeat. A version-2 nimo
+    would ignore them, so it is refused by the version bump."""
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def stored_version(conn: Connection) -> int | None:

@@ -33,11 +33,12 @@ from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
 from nimo.store.objects import SqlHostObjects
 from nimo.store.schema import ensure_schema
-from nimo.store.types import Lease, ModelVersion
+from nimo.store.sql_owners import SqlOwnership
+from nimo.store.types import ModelVersion
 from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
 
 
-class SqlStore(SqlHostObjects, Store):
+class SqlStore(SqlHostObjects, SqlOwnership, Store):
     """``Store`` in SQL tables (``nimo.store.tables``)."""
 
     def __init__(self, url: str | None = None, *, create: bool = True) -> None:
@@ -157,7 +158,10 @@ class SqlStore(SqlHostObjects, Store):
             n = len(s.exec(select(t.RunRow.id).where(t.RunRow.campaign_id == cid)).all())
             for table in (t.SampleRow, t.ModelRow, t.IterationRow, t.RunRow, t.AssignmentRow):
                 s.execute(delete(table).where(col(table.campaign_id) == cid))
+            leased = s.exec(select(t.LeaseRow.host).where(t.LeaseRow.campaign == name)).all()
+            self._close_log(s, [(h, name) for h in leased], time.time())
             s.execute(delete(t.LeaseRow).where(col(t.LeaseRow.campaign) == name))
+            s.execute(delete(t.ClaimRow).where(col(t.ClaimRow.campaign) == name))
             s.execute(delete(t.CampaignRow).where(col(t.CampaignRow.id) == cid))
             return n
 
@@ -318,59 +322,12 @@ class SqlStore(SqlHostObjects, Store):
             ).all()
             return [convert.model_version(r) for r in rows]
 
-    # -- host leases -----------------------------------------------------------------
-    def acquire_hosts(self, campaign: str, hosts: Iterable[str], owner: str) -> bool:
-        wanted = sorted(set(hosts))
-        try:
-            with self.session_scope() as s:
-                rows = [t.LeaseRow(host=h, campaign=campaign, owner=owner, acquired_at=0.0)
-                        for h in wanted]
-                s.add_all(rows)
-                s.flush()  # holds the write lock from here: timestamps are ordered
-                now = time.time()
-                for row in rows:
-                    row.acquired_at = now
-                for host in wanted:
-                    s.add(t.LeaseLogRow(host=host, campaign=campaign, owner=owner, acquired_at=now))
-        except StoreError as e:
-            if isinstance(e.__cause__, IntegrityError):
-                return False
-            raise
-        return True
-
-    def release_hosts(self, campaign: str, owner: str | None = None) -> list[str]:
-        with self.session_scope() as s:
-            q = select(t.LeaseRow).where(t.LeaseRow.campaign == campaign)
-            if owner is not None:
-                q = q.where(t.LeaseRow.owner == owner)
-            rows = s.exec(q).all()
-            hosts = [r.host for r in rows]
-            for r in rows:
-                s.delete(r)
-            s.flush()
-            now = time.time()
-            for log in s.exec(
-                select(t.LeaseLogRow).where(
-                    t.LeaseLogRow.campaign == campaign, col(t.LeaseLogRow.released_at).is_(None),
-                )
-            ).all():
-                if log.host in hosts:
-                    log.released_at = now
-                    s.add(log)
-            return hosts
-
-    def leases(self) -> list[Lease]:
-        with self.session_scope() as s:
-            rows = s.exec(select(t.LeaseRow).order_by(col(t.LeaseRow.host))).all()
-            return [convert.lease(r) for r in rows]
-
-    def lease_log(self) -> list[Lease]:
-        with self.session_scope() as s:
-            rows = s.exec(select(t.LeaseLogRow).order_by(col(t.LeaseLogRow.id))).all()
-            return [convert.lease(r) for r in rows]
-
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    """Foreign keys on; write-ahead logging (kept in the file), so that the readers and the
+    one writer of several processes (CLI campaigns, services, heartbeats) never block each
+    other: in the default rollback journal, a commit waits for every reader."""
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA journal_mode=WAL")
     cur.close()

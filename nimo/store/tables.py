@@ -1,6 +1,6 @@
 """SQLModel tables of the campaign store. Imported only by ``nimo.store.sql``.
 
-Table names carry the ``nimo_`` prefix: the scheduler's job store shares the database.
+Table names carry the ``nimo_`` prefix: the database may hold other tables.
 """
 
 from __future__ import annotations
@@ -125,3 +125,26 @@ class LeaseLogRow(SQLModel, table=True):
     owner: str
     acquired_at: float
     released_at: float | None = None
+
+
+class OwnerRow(SQLModel, table=True):
+    """A process running campaigns; alive while ``heartbeat_at`` (the store's clock) is
+    fresh. Schema version 3."""
+
+    __tablename__ = "nimo_owners"
+
+    id: str = Field(primary_key=True, max_length=200)
+    host: str
+    pid: int
+    since: float
+    heartbeat_at: float
+
+
+class ClaimRow(SQLModel, table=True):
+    """The one owner of a campaign: the primary key makes claiming it atomic. Version 3."""
+
+    __tablename__ = "nimo_campaign_claims"
+
+    campaign: str = Field(primary_key=True, max_length=200)
+    owner: str = Field(index=True)
+    since: float

@@ -9,12 +9,14 @@ Each ``check_*`` method takes a fresh store and a unique campaign-name prefix an
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from nimo.errors import StoreError
 from nimo.records import IterationRecord, RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store.base import Store
 from nimo.store.objects import HostObject
+from nimo.store.types import Owner
 
 DESIGN = {"strategy": "nimo", "stop": {"error_pct": 10.0}}
 
@@ -48,6 +50,7 @@ class StoreContract:
         "run_lifecycle", "no_duplicate_samples", "interrupted_runs", "reopened_runs",
         "iterations_upsert", "model_versions", "leases_atomic", "delete_campaign",
         "host_objects",
+        "one_owner_per_campaign", "claims_race", "stale_owner_reaped", "leases_reentrant",
     )
 
     def run_all(self, make_store: Callable[[], Store], prefix: str) -> None:
@@ -177,8 +180,9 @@ class StoreContract:
         assert {lease.host for lease in store.leases() if lease.campaign == b} == set()
         results: list[bool] = []
         threads = [
-            threading.Thread(target=lambda: results.append(store.acquire_hosts(b, h[2:], "svc")))
-            for _ in range(4)
+            threading.Thread(target=lambda i=i: results.append(
+                store.acquire_hosts(b, h[2:], f"svc{i}")))  # re-entrant for one owner only
+            for i in range(4)
         ]
         for th in threads:
             th.start()
@@ -229,6 +233,69 @@ class StoreContract:
         assert store.forget_host_objects(name, host="h2") == 0
         assert store.forget_host_objects(name) == 1 and store.host_objects(name) == []
         assert [o.kind for o in store.host_objects(other)] == ["cgroup"]  # untouched
+    def check_one_owner_per_campaign(self, store: Store, name: str) -> None:
+        a, b = (store.register_owner(Owner(f"{name}-{x}", f"m{x}", 7)) for x in "ab")
+        assert a.heartbeat_at > 0 and a.since > 0
+        assert store.claim_campaign(name, a.id, stale_s=60) is None
+        assert store.claim_campaign(name, a.id, stale_s=60) is None  # re-entrant
+        holder = store.claim_campaign(name, b.id, stale_s=60)
+        assert holder is not None and (holder.id, holder.host, holder.pid) == (a.id, "ma", 7)
+        assert "host ma pid 7 since" in holder.describe()
+        got = store.campaign_owner(name)
+        assert got is not None and got.id == a.id
+        assert store.heartbeat(a.id)
+        store.release_campaign(name, b.id)  # not b's: nothing happens
+        assert store.claim_campaign(name, b.id, stale_s=60) is not None
+        store.release_campaign(name, a.id)
+        assert store.campaign_owner(name) is None
+        assert store.claim_campaign(name, b.id, stale_s=60) is None
+        assert store.acquire_hosts(name, [f"{name}-h"], b.id, stale_s=60)
+        store.drop_owner(b.id)
+        assert store.campaign_owner(name) is None and not store.heartbeat(b.id)
+        assert all(lease.owner != b.id for lease in store.leases())
+        assert all(lg.released_at for lg in store.lease_log() if lg.owner == b.id)
+
+    def check_claims_race(self, store: Store, name: str) -> None:
+        owners = [store.register_owner(Owner(f"{name}-{i}", "m", i)) for i in range(6)]
+        results: dict[str, Owner | None] = {}
+        threads = [threading.Thread(target=lambda o=o: results.__setitem__(
+            o.id, store.claim_campaign(name, o.id, stale_s=60))) for o in owners]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        winners = [oid for oid, holder in results.items() if holder is None]
+        assert len(results) == 6 and len(winners) == 1, results
+        assert {h.id for h in results.values() if h is not None} == set(winners)
+
+    def check_stale_owner_reaped(self, store: Store, name: str) -> None:
+        dead = store.register_owner(Owner(f"{name}-dead", "ma", 1))
+        live = store.register_owner(Owner(f"{name}-live", "mb", 2))
+        assert store.claim_campaign(name, dead.id, stale_s=60) is None
+        assert store.acquire_hosts(name, [f"{name}-h1"], dead.id)
+        time.sleep(0.3)
+        assert store.heartbeat(live.id)
+        assert store.claim_campaign(name, live.id, stale_s=60) is not None  # still fresh
+        assert not store.acquire_hosts(f"{name}-x", [f"{name}-h1"], live.id, stale_s=60)
+        assert store.claim_campaign(name, live.id, stale_s=0.2) is None  # dead is stale
+        assert not store.heartbeat(dead.id)  # the stale process learns it lost everything
+        assert store.leases() == [] or all(lease.owner != dead.id for lease in store.leases())
+        assert store.acquire_hosts(f"{name}-x", [f"{name}-h1"], live.id, stale_s=0.2)
+        log = [lg for lg in store.lease_log() if lg.host == f"{name}-h1"]
+        assert [lg.owner for lg in log] == [dead.id, live.id]
+        assert log[0].released_at is not None and log[0].released_at <= log[1].acquired_at
+        assert not store.acquire_hosts(f"{name}-y", [f"{name}-h1"], "unregistered")
+        assert store.acquire_hosts(f"{name}-y", [f"{name}-h2"], "legacy-owner")
+        assert store.acquire_hosts(f"{name}-z", [f"{name}-h2"], live.id, stale_s=60)
+
+    def check_leases_reentrant(self, store: Store, name: str) -> None:
+        h = [f"{name}-h{i}" for i in range(3)]
+        assert store.acquire_hosts(name, h[:2], "me")
+        assert store.acquire_hosts(name, h, "me")  # h0, h1 already its own: takes h2
+        assert not store.acquire_hosts(name, h, "other")
+        assert [lg.host for lg in store.lease_log() if lg.campaign == name] == [h[0], h[1], h[2]]
+        assert sorted(store.release_hosts(name, "me")) == h
+        assert [lease.host for lease in store.lease_holders(h)] == []
 
 
 def check_schema_versions(url: str, open_store: Callable[[str], Store]) -> None:

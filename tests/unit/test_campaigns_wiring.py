@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import socket
+import time
+from pathlib import Path
 
 import pytest
 from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
@@ -11,9 +11,12 @@ from campaign_fakes import SPACE, FakePlanner, FakeRunner, true_T
 import nimo.campaign.lifecycle as lifecycle
 import workbench.campaigns as campaigns
 from nimo.campaign import Campaign, StoreRecorder
-from nimo.errors import StoreError
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
+from nimo.store.types import Owner
+from workbench.ownership import Busy
+
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "inventories" / "example.yaml")
 
 
 @pytest.fixture(autouse=True)
@@ -59,14 +62,14 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
                         lambda path, campaign, store: cleaned.append(f"{path}:{campaign}")
                         or {"h1": object()})
     with open_store(url) as store:
-        store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
+        store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": EXAMPLE})
         with pytest.raises(KeyboardInterrupt):
             Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
                      observers=[StoreRecorder(store, "l")]).run()
     again = FakeRunner()
     result = campaigns.resume("l", store_url=url, progress=False,
                               runner_factory=lambda info: again)
-    assert cleaned == ["inv.yaml:l"]
+    assert cleaned == [f"{EXAMPLE}:l"]
     assert again.ran == [4, 5, 6]
     assert len(result.iterations) == 6
     with open_store(url) as store:
@@ -75,14 +78,38 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
         assert store.campaign("l").status == "done"
 
 
-def test_resume_refuses_a_campaign_its_live_process_still_runs(tmp_path) -> None:
+def test_resume_refuses_a_campaign_another_live_process_owns(tmp_path, monkeypatch) -> None:
     url = f"sqlite:///{tmp_path}/r.db"
     with open_store(url) as store:
-        store.create_campaign("r", "replay", design={}, spec={
-            "owner": {"pid": os.getppid(), "host": socket.gethostname()}}, status="running")
-    with pytest.raises(StoreError, match="is running"):
-        campaigns.resume("r", store_url=url, progress=False,
-                         runner_factory=lambda info: FakeRunner())
+        store.create_campaign("r", "replay", design={}, spec={}, status="running")
+        other = store.register_owner(Owner("elsewhere:77:x", "elsewhere", 77))
+        assert store.claim_campaign("r", other.id, stale_s=60) is None
+    again = FakeRunner()
+    with pytest.raises(Busy, match="run by another process: host elsewhere pid 77 since"):
+        campaigns.resume("r", store_url=url, progress=False, runner_factory=lambda info: again)
+    assert again.ran == []
+    monkeypatch.setenv("NIMO_HEARTBEAT_S", "0.05")
+    monkeypatch.setenv("NIMO_STALE_S", "0.2")
+    time.sleep(0.3)  # the other owner's heartbeat is now stale: resume takes over
+    campaigns.resume("r", store_url=url, progress=False, runner_factory=lambda info: again)
+    assert again.ran == [1, 2, 3, 4, 5, 6]
+    with open_store(url) as store:
+        assert store.campaign_owner("r") is None and store.leases() == []
+
+
+def test_resume_refuses_hosts_leased_to_another_campaign(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/h.db"
+    with open_store(url) as store:
+        store.create_campaign("mine", "replay", design={}, spec={"hosts": ["h1", "h2"]})
+        other = store.register_owner(Owner("svc:1:x", "svc", 1))
+        assert store.acquire_hosts("theirs", ["h2"], other.id)
+    again = FakeRunner()
+    with pytest.raises(Busy, match="host h2 is leased to campaign 'theirs'"):
+        campaigns.resume("mine", store_url=url, progress=False,
+                         runner_factory=lambda info: again)
+    assert again.ran == []
+    with open_store(url) as store:
+        assert [(lease.host, lease.campaign) for lease in store.leases()] == [("h2", "theirs")]
 
 
 def test_a_campaign_stopped_by_a_broken_workbench_resumes_once_fixed(tmp_path) -> None:

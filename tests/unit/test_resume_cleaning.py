@@ -3,11 +3,15 @@ resume killed while cleaning leaves them in flight, and the next resume cleans a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nimo.records import CampaignKind, RunRequest, RunStatus
 from nimo.store import open_store
 from workbench import campaigns
+
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "inventories" / "example.yaml")
 
 
 class Killed(BaseException):
@@ -17,7 +21,7 @@ class Killed(BaseException):
 def _crashed_live_campaign(url: str) -> None:
     with open_store(url) as store:
         store.create_campaign("live", CampaignKind.LIVE, design={}, seed=1,
-                              spec={"inventory": "/nonexistent/inventory.yaml"})
+                              spec={"inventory": EXAMPLE})  # resume reads its hosts
         store.queue_runs("live", [RunRequest(1, {"cpu": 1.0}, "train")])
 
 

@@ -38,6 +38,9 @@ def register(subparsers: Any) -> None:
 
     res = sub.add_parser("resume", help="continue a stopped or crashed campaign")
     res.add_argument("name", metavar="NAME")
+    res.add_argument("--new", metavar="NEW_NAME", help="live: start a new campaign NEW_NAME "
+                     "with NAME's design, seed and holdout on the inventory as it is now "
+                     "(when the inventory changed what a sample means, resume refuses)")
     _output_options(res)
     res.set_defaults(func=cmd_resume)
 
@@ -114,8 +117,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from workbench.campaigns import resume
+    from workbench.campaigns import launch_live, resume
 
+    if args.new:
+        info = _stored(args.store, args.name)
+        if info.kind != "live":
+            raise ConfigError(f"--new: campaign {args.name!r} is a {info.kind} campaign",
+                              hint="valid: live campaigns")
+        return run_campaign(lambda: launch_live(
+            info.spec["inventory"], design=info.design, seed=info.seed,
+            holdout=int(info.spec.get("holdout") or 0), store_url=args.store, name=args.new,
+            json_out=args.json, progress=not args.quiet, doctor=not args.skip_doctor),
+            args.new, summary)
     return run_campaign(lambda: resume(
         args.name, store_url=args.store, json_out=args.json, progress=not args.quiet,
         doctor=not args.skip_doctor), args.name, summary)
@@ -128,11 +141,22 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     """Run ``call`` (a campaign), print its summary and return its exit status
     (``workbench.exitstatus``): SIGTERM/SIGHUP interrupt it like Ctrl-C."""
     from workbench.executor.stops import FailureBudgetExceeded
-    from workbench.exitstatus import Exit, interrupted_status, signals_interrupt, verdict
+    from workbench.exitstatus import (
+        Exit,
+        interrupted_status,
+        signals_interrupt,
+        stacks_on_sigusr1,
+        verdict,
+    )
+    from workbench.ownership import Busy
 
+    stacks_on_sigusr1()
     try:
         with signals_interrupt():
             result = call()
+    except Busy as e:
+        print(f"nimo campaign: busy: {e}", file=sys.stderr)
+        return int(Exit.BUSY)
     except KeyboardInterrupt as e:
         again = f"; continue with `nimo campaign resume {name}`" if name else ""
         print(f"nimo: campaign {name or ''} interrupted ({e or 'Ctrl-C'}){again}",
@@ -186,7 +210,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.inventory:
         kind = CampaignKind.LIVE
         runner_spec, inventory_hosts = live_spec(args.inventory)
-        extra: dict[str, Any] = {"holdout": args.holdout, "hosts": hosts or inventory_hosts}
+        from workbench.fingerprint import SPEC_KEY, meaning_of_file
+
+        extra: dict[str, Any] = {"holdout": args.holdout, "hosts": hosts or inventory_hosts,
+                                 SPEC_KEY: meaning_of_file(args.inventory)}
     else:
         kind = CampaignKind.REPLAY
         runner_spec = from_args(ReplayOptions, args, path=args.replay).to_spec()
@@ -202,6 +229,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stored(url: str | None, name: str) -> Any:
+    from nimo.store import open_store
+
+    with open_store(url, create=False) as store:
+        return store.campaign(name)
+
+
 def cmd_delete(args: argparse.Namespace) -> int:
     """Delete a campaign (runs, samples, log, models, leases); refuses a running one."""
     from nimo.errors import StoreError
@@ -209,10 +243,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     with open_store(args.store, create=False) as store:
         info = store.campaign(args.name)
-        if info.status.active and not args.force:
-            owner = info.spec.get("owner") or {}
-            who = (f" (pid {owner.get('pid')} on {owner.get('host')})"
-                   if owner.get("pid") else "")
+        owner = store.campaign_owner(args.name)
+        if (info.status.active or owner is not None) and not args.force:
+            who = f" (run by {owner.describe()})" if owner is not None else ""
             raise StoreError(f"campaign {args.name!r} is {info.status}{who}; not deleted",
                              hint="stop it first, or pass --force if that process is gone")
         n = store.delete_campaign(args.name)

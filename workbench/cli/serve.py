@@ -14,7 +14,7 @@ DEFAULT_STORE = "sqlite:///./nimo.db"
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run queued campaigns; hosts never shared")
     p.add_argument("--store", metavar="URL", default=None,
-                   help="campaign store and job store (default $NIMO_STORE_URL or "
+                   help="campaign store (default $NIMO_STORE_URL or "
                         f"{DEFAULT_STORE})")
     p.add_argument("--poll", type=float, default=2.0, metavar="S",
                    help="seconds between looks at the queue (default 2)")
@@ -30,7 +30,10 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from workbench.exitstatus import interrupted_status, signals_interrupt, stacks_on_sigusr1
     from workbench.service import Service, serve_forever
+
+    stacks_on_sigusr1()
 
     if args.poll <= 0 or args.workers < 1 or args.retries < 0:
         raise ConfigError("--poll must be > 0, --workers >= 1 and --retries >= 0")
@@ -40,5 +43,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.store, poll_s=args.poll, workers=args.workers, run_attempts=args.retries + 1,
         remeasure_s=args.remeasure_hours * 3600 if args.remeasure_hours else None,
     )
-    serve_forever(service, until_idle=args.until_idle)
+    try:
+        with signals_interrupt():  # SIGTERM/SIGHUP stop it as Ctrl-C does
+            serve_forever(service, until_idle=args.until_idle)
+    except KeyboardInterrupt as e:
+        logging.getLogger("nimo.serve").info("stopped (%s)", e or "Ctrl-C")
+        return interrupted_status(e)
     return 0

@@ -46,6 +46,8 @@ class Host:
 
     On a compute host, ``peer`` names its storage host and ``peer_iface`` the storage host's
     interface facing it (default: found with ``ip route get`` on the storage host).
+    ``shareable``: campaigns may use the host at the same time (default: a campaign leases
+    it alone, ``nimo campaign run|resume`` and ``nimo serve`` alike).
     """
 
     name: str = option(Text(NAME, "valid: letters, digits, _ . - (max 63)"))
@@ -59,6 +61,7 @@ class Host:
     known_hosts: str | None = option(LocalFile(), default=None)
     peer: str | None = option(Text(), default=None)
     peer_iface: str | None = option(INTERFACE, default=None)
+    shareable: bool = option(Boolean(), default=False)
 
 
 @section

@@ -1,0 +1,68 @@
+"""What a live campaign's samples mean, as hashes stored with the campaign (spec key
+``meaning``): the application (name, command, threads, repeats), its dataset (path, size,
+generator) and the knobs (name, kind, unit, levels) and explicit assignments. A resume
+compares them with the inventory as it is now and refuses, naming what changed, when the
+runs it would add are not comparable with those stored.
+
+A campaign stored by an older nimo has no hashes: resume warns once and records them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from typing import Any
+
+from nimo.records import CampaignInfo, CampaignKind
+from nimo.store import Store
+from workbench.errors import InventoryError
+from workbench.inventory.model import Inventory
+
+SPEC_KEY = "meaning"
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def meaning(inv: Inventory) -> dict[str, str]:
+    """``{part: hash}`` for the parts of ``inv`` that define a sample."""
+    app = inv.application
+    return {
+        "application": _digest([app.name, list(app.command), app.threads, app.repeats]),
+        "dataset": _digest(dataclasses.asdict(app.dataset)),
+        "knobs": _digest([[k.name, k.kind, k.unit, list(k.levels)] for k in inv.knobs]
+                         + [list(a) for a in inv.assignments]),
+    }
+
+
+def meaning_of_file(path: str) -> dict[str, str]:
+    from workbench.inventory import load_inventory
+
+    return meaning(load_inventory(path))
+
+
+def check_unchanged(store: Store, info: CampaignInfo) -> None:
+    """Refuse (``InventoryError``, one line) to resume a live campaign whose inventory now
+    gives its samples another meaning; record the hashes of an older campaign (warning)."""
+    if info.kind != CampaignKind.LIVE:
+        return
+    path = info.spec["inventory"]
+    now = meaning_of_file(path)
+    stored = info.spec.get(SPEC_KEY)
+    if not isinstance(stored, dict):
+        print(f"nimo: warning: campaign {info.name!r} was stored without inventory hashes "
+              f"(older nimo): cannot check that {path} still means the same; recording them "
+              "now", file=sys.stderr)
+        store.update_spec(info.name, **{SPEC_KEY: now})
+        return
+    changed = [part for part in sorted(now) if stored.get(part) not in (None, now[part])]
+    if changed:
+        raise InventoryError(
+            f"{path}: the {' and '.join(changed)} changed since campaign {info.name!r} "
+            "started; its samples would not be comparable",
+            hint=f"restore the inventory, or start a new campaign from it: "
+                 f"nimo campaign resume {info.name} --new NEW_NAME")
