@@ -44,6 +44,7 @@ one parse (e.g. an argv whose placeholders depend on other keys).
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from abc import ABC, abstractmethod
@@ -55,6 +56,7 @@ from nimo.errors import ConfigError, NimoError
 
 T = TypeVar("T")
 _KIND = "nimo.config.kind"
+MAX_INTEGER = 2**63 - 1  # what a store's BIGINT holds
 
 
 def valid_hint(values: Sequence[object]) -> str:
@@ -174,12 +176,11 @@ class Number(Kind):
     lo_open: bool = False
 
     def parse(self, ck: Checker, key: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ck.fail(key, f"must be a number, got {type_name(value)}")
-        below = value <= self.lo if self.lo_open else value < self.lo
-        if below or value > self.hi:
+        number = finite(ck, key, value)
+        below = number <= self.lo if self.lo_open else number < self.lo
+        if below or number > self.hi:
             raise ck.fail(key, f"{value!r} is out of range", self.valid())
-        return float(value)
+        return number
 
     def valid(self) -> str:
         """``valid: > 0 and <= 64`` for this range."""
@@ -187,9 +188,24 @@ class Number(Kind):
         return f"valid: {lo}" + ("" if self.hi == float("inf") else f" and <= {self.hi:g}")
 
 
+def finite(ck: Checker, key: str, value: Any) -> float:
+    """``value`` as a finite float: NaN, infinities (``.nan``, ``.inf``) and numbers too large
+    for a float are refused, as is anything that is not a number (a bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ck.fail(key, f"must be a number, got {type_name(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        shown = "a number too large" if isinstance(value, int) else repr(value)
+        raise ck.fail(key, f"{shown} is not a finite number", "valid: a finite number")
+    return number
+
+
 @dataclass(frozen=True)
 class Integer(Kind):
-    """An integer (not a bool) in ``[lo, hi]``; no ``hi`` means no upper bound."""
+    """An integer (not a bool) in ``[lo, hi]``; no ``hi`` means up to ``MAX_INTEGER``."""
 
     lo: int = 0
     hi: int | None = None
@@ -197,8 +213,9 @@ class Integer(Kind):
     def parse(self, ck: Checker, key: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ck.fail(key, f"must be an integer, got {type_name(value)}")
-        if value < self.lo or (self.hi is not None and value > self.hi):
-            hint = f"valid: >= {self.lo}" if self.hi is None else f"valid: {self.lo}..{self.hi}"
+        if value < self.lo or value > (MAX_INTEGER if self.hi is None else self.hi):
+            hint = (f"valid: >= {self.lo}" if self.hi is None and value < self.lo
+                    else f"valid: {self.lo}..{self.hi or MAX_INTEGER}")
             raise ck.fail(key, f"{value} is out of range", hint)
         return value
 

@@ -22,6 +22,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,8 @@ MAX_LEVELS = 50
 MAX_ASSIGNMENTS = 50_000
 MAX_REPEATS = 100
 SNIFF_ROWS = 50  # rows that decide whether a column is numeric
+_FOUND = ("a column with numbers in its first rows is an attribute; name the attribute "
+          "columns with --attributes to leave it out")
 _NEGATIVE = ("lat", "delay", "rtt")
 _NETWORK = ("lat", "delay", "rtt", "bw", "bandwidth", "rate", "mbit", "net")
 _STORAGE = ("disk", "storage", "iops", "io_")
@@ -143,13 +146,15 @@ class ReplayDataset:
         return float(sum(self.mean_T(a) for a in self.runs))
 
 
-def _float(path: str, line: int, column: str, text: str) -> float:
+def _float(path: str, line: int, column: str, text: str, hint: str | None = None) -> float:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise DataError(f"{path}:{line}: column {column!r} is not a number: {text!r}") from None
+        raise DataError(f"{path}:{line}: column {column!r} is not a number: {text!r}",
+                        hint=hint) from None
     if not math.isfinite(value):
-        raise DataError(f"{path}:{line}: column {column!r} is not finite: {text!r}")
+        raise DataError(f"{path}:{line}: column {column!r} is not a finite number: {text!r}",
+                        hint="NaN and infinity are not measurements")
     return value
 
 
@@ -190,15 +195,16 @@ class _Reader:
     def read(self) -> ReplayDataset:
         p, spec = self.p, self.spec
         try:
-            fh = open(p, newline="")  # noqa: SIM115 - closed below
+            # utf-8-sig: a byte-order mark is not part of the first column's name;
+            # newline="": the csv module reads CRLF, LF and quoted line breaks itself
+            fh = open(p, newline="", encoding="utf-8-sig")  # noqa: SIM115 - closed below
         except OSError as e:
-            raise DataError(f"{p}: cannot read ({e.strerror})") from None
+            raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
         with fh:
             reader = csv.reader(fh)
             rows = _rows(p, reader)
             header = _header(p, rows, spec.time_column)
-            sniff = [next(rows, None) for _ in range(SNIFF_ROWS)]
-            first = [r for r in sniff if r is not None]
+            first = _sniff(header, rows, spec.where)
             names = _attribute_columns(p, header, first, spec)
             data = self._aggregate(header, names, _chain(first, rows))
         if not data:
@@ -222,8 +228,8 @@ class _Reader:
             if where and any((row[i] if i < len(row) else "").strip() != v for i, v in where):
                 continue
             if len(row) != len(header):
-                raise DataError(f"{p}:{line}: expected {len(header)} fields")
-            point = _floats(p, line, row, idx, names)
+                raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
+            point = _floats(p, line, row, idx, names, _FOUND if watch else None)
             T = _float(p, line, spec.time_column, row[t_i])
             if T <= 0:
                 raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
@@ -257,24 +263,58 @@ class _Reader:
                     "--max-levels N")
 
 
-def _rows(p: str, reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
-    """(row number as DictReader counts it, fields) of every non-blank row; the header is
-    row 1."""
-    n = 0
+def _rows(p: str, reader: Any) -> Iterator[tuple[int, list[str]]]:
+    """(line number where the row ends, fields) of every non-blank row."""
     try:
         for row in reader:
             if row:
-                n += 1
-                yield n, row
+                yield reader.line_num, row
     except csv.Error as e:
-        raise DataError(f"{p}:{getattr(reader, 'line_num', n)}: malformed CSV ({e})") from None
+        raise DataError(f"{p}:{reader.line_num}: malformed CSV ({e})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(p) from None
+
+
+def _not_utf8(p: str) -> DataError:
+    """The error naming the first line of ``p`` that is not UTF-8 (a character never spans
+    lines, so lines decode on their own)."""
+    with open(p, "rb") as fh:
+        for line, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return DataError(f"{p}:{line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at "
+                                 f"column {e.start + 1})", hint="save the CSV as UTF-8")
+    return DataError(f"{p}: not UTF-8 text", hint="save the CSV as UTF-8")
 
 
 def _header(p: str, rows: Iterator[tuple[int, list[str]]], time_column: str) -> list[str]:
+    """The column names (stripped); each at most once."""
     first = next(rows, None)
     if first is None:
         raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} column)")
-    return [h.strip() for h in first[1]]
+    line, header = first[0], [h.strip() for h in first[1]]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if name in seen and name:  # unnamed columns (trailing commas) are never used
+            raise DataError(f"{p}:{line}: duplicate column {name!r} (columns {seen[name]} "
+                            f"and {i})", hint="each column name once")
+        seen[name] = i
+    return header
+
+
+def _sniff(header: Sequence[str], rows: Iterator[tuple[int, list[str]]],
+           where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
+    """The rows up to the ``SNIFF_ROWS``-th that the ``--where`` filters keep (those decide
+    which columns are numeric; all are read again after)."""
+    first: list[tuple[int, list[str]]] = []
+    kept = 0
+    for line, row in rows:
+        first.append((line, row))
+        kept += len(_kept(header, first[-1:], where))
+        if kept >= SNIFF_ROWS:
+            break
+    return first
 
 
 def _chain(first: list[tuple[int, list[str]]], rest: Iterator[tuple[int, list[str]]]
@@ -289,8 +329,8 @@ def _kind(header: Sequence[str]) -> str:
     return "derived" if "U" in header and "D" in header else "direct"
 
 
-def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str]
-            ) -> tuple[float, ...]:
+def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str],
+            hint: str | None = None) -> tuple[float, ...]:
     """The finite numbers in columns ``idx`` (fast path; the checked one names the column)."""
     try:
         vals = tuple([float(row[i]) for i in idx])
@@ -298,7 +338,7 @@ def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequen
             return vals
     except ValueError:
         pass
-    return tuple(_float(p, line, n, row[i]) for n, i in zip(names, idx, strict=True))
+    return tuple(_float(p, line, n, row[i], hint) for n, i in zip(names, idx, strict=True))
 
 
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
@@ -330,8 +370,9 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     reserved = {*RESERVED, *METADATA, spec.time_column}
     attributes = spec.attributes
     if attributes is None:
+        kept = _kept(header, first, spec.where)
         attributes = [h for i, h in enumerate(header)
-                      if h not in reserved and _numeric_column(first, i)]
+                      if h and h not in reserved and _numeric_column(kept, i)]
     for a in attributes:
         if a not in header:
             raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
@@ -347,13 +388,25 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     return list(attributes)
 
 
+def _kept(header: Sequence[str], rows: Sequence[tuple[int, list[str]]],
+          where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
+    """The rows the ``--where`` filters keep."""
+    col = {h: i for i, h in enumerate(header)}
+    filters = [(col[c], v) for c, v in where if c in col]
+    return [(line, row) for line, row in rows
+            if all((row[i] if i < len(row) else "").strip() == v for i, v in filters)]
+
+
 def _numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
-    try:
-        for _, row in first:
+    """Whether column ``i`` holds a number in any of ``first``: such a column is an attribute
+    (its other cells must be numbers too); one without any is text and left out."""
+    for _, row in first:
+        try:
             float(row[i])
-        return True
-    except (TypeError, ValueError, IndexError):
-        return False
+            return True
+        except (ValueError, IndexError):
+            continue
+    return False
 
 
 def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],
