@@ -41,6 +41,7 @@ from nimo.records import (
 )
 from nimo.runner import Runner
 from nimo.store import Store, open_store
+from nimo.store.urls import refuse_in_memory
 from workbench.cli.progress import ProgressTable
 from workbench.processes import pid_alive
 from workbench.replay import ReplayRunner
@@ -133,6 +134,11 @@ def _launch(
     if store_url is None and name is None:
         info = new_campaign(None, kind, None, design, seed, spec)
         return _execute(None, info, runner, json_out, progress)
+    try:
+        refuse_in_memory(store_url)  # the campaign must outlive this process
+    except StoreError:
+        runner.close()
+        raise
     store = open_store(store_url)
     try:
         info = new_campaign(store, kind, name, design, seed, spec)

@@ -16,19 +16,25 @@ Limits (a refusal naming the column or the count, and the flag that lifts it):
 
 from __future__ import annotations
 
-import csv
 import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
+from workbench.csvfile import (
+    kept_rows,
+    number,
+    numbers,
+    numeric_column,
+    open_csv,
+    read_header,
+)
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
 # bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
@@ -146,18 +152,6 @@ class ReplayDataset:
         return float(sum(self.mean_T(a) for a in self.runs))
 
 
-def _float(path: str, line: int, column: str, text: str, hint: str | None = None) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise DataError(f"{path}:{line}: column {column!r} is not a number: {text!r}",
-                        hint=hint) from None
-    if not math.isfinite(value):
-        raise DataError(f"{path}:{line}: column {column!r} is not a finite number: {text!r}",
-                        hint="NaN and infinity are not measurements")
-    return value
-
-
 @dataclass(frozen=True)
 class ReadSpec:
     """How to read one replay CSV (the options of ``load_dataset``)."""
@@ -194,16 +188,8 @@ class _Reader:
 
     def read(self) -> ReplayDataset:
         p, spec = self.p, self.spec
-        try:
-            # utf-8-sig: a byte-order mark is not part of the first column's name;
-            # newline="": the csv module reads CRLF, LF and quoted line breaks itself
-            fh = open(p, newline="", encoding="utf-8-sig")  # noqa: SIM115 - closed below
-        except OSError as e:
-            raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
-        with fh:
-            reader = csv.reader(fh)
-            rows = _rows(p, reader)
-            header = _header(p, rows, spec.time_column)
+        with open_csv(p) as rows:
+            header = read_header(p, rows, spec.time_column)
             first = _sniff(header, rows, spec.where)
             names = _attribute_columns(p, header, first, spec)
             data = self._aggregate(header, names, _chain(first, rows))
@@ -229,8 +215,8 @@ class _Reader:
                 continue
             if len(row) != len(header):
                 raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
-            point = _floats(p, line, row, idx, names, _FOUND if watch else None)
-            T = _float(p, line, spec.time_column, row[t_i])
+            point = numbers(p, line, row, idx, names, _FOUND if watch else None)
+            T = number(p, line, spec.time_column, row[t_i])
             if T <= 0:
                 raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
             reps = data.get(point)
@@ -263,46 +249,6 @@ class _Reader:
                     "--max-levels N")
 
 
-def _rows(p: str, reader: Any) -> Iterator[tuple[int, list[str]]]:
-    """(line number where the row ends, fields) of every non-blank row."""
-    try:
-        for row in reader:
-            if row:
-                yield reader.line_num, row
-    except csv.Error as e:
-        raise DataError(f"{p}:{reader.line_num}: malformed CSV ({e})") from None
-    except UnicodeDecodeError:
-        raise _not_utf8(p) from None
-
-
-def _not_utf8(p: str) -> DataError:
-    """The error naming the first line of ``p`` that is not UTF-8 (a character never spans
-    lines, so lines decode on their own)."""
-    with open(p, "rb") as fh:
-        for line, raw in enumerate(fh, start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                return DataError(f"{p}:{line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at "
-                                 f"column {e.start + 1})", hint="save the CSV as UTF-8")
-    return DataError(f"{p}: not UTF-8 text", hint="save the CSV as UTF-8")
-
-
-def _header(p: str, rows: Iterator[tuple[int, list[str]]], time_column: str) -> list[str]:
-    """The column names (stripped); each at most once."""
-    first = next(rows, None)
-    if first is None:
-        raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} column)")
-    line, header = first[0], [h.strip() for h in first[1]]
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header, start=1):
-        if name in seen and name:  # unnamed columns (trailing commas) are never used
-            raise DataError(f"{p}:{line}: duplicate column {name!r} (columns {seen[name]} "
-                            f"and {i})", hint="each column name once")
-        seen[name] = i
-    return header
-
-
 def _sniff(header: Sequence[str], rows: Iterator[tuple[int, list[str]]],
            where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
     """The rows up to the ``SNIFF_ROWS``-th that the ``--where`` filters keep (those decide
@@ -311,7 +257,7 @@ def _sniff(header: Sequence[str], rows: Iterator[tuple[int, list[str]]],
     kept = 0
     for line, row in rows:
         first.append((line, row))
-        kept += len(_kept(header, first[-1:], where))
+        kept += len(kept_rows(header, first[-1:], where))
         if kept >= SNIFF_ROWS:
             break
     return first
@@ -329,31 +275,19 @@ def _kind(header: Sequence[str]) -> str:
     return "derived" if "U" in header and "D" in header else "direct"
 
 
-def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str],
-            hint: str | None = None) -> tuple[float, ...]:
-    """The finite numbers in columns ``idx`` (fast path; the checked one names the column)."""
-    try:
-        vals = tuple([float(row[i]) for i in idx])
-        if all(map(math.isfinite, vals)):
-            return vals
-    except ValueError:
-        pass
-    return tuple(_float(p, line, n, row[i], hint) for n, i in zip(names, idx, strict=True))
-
-
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
              kind: str, occ: Sequence[int] = ()) -> Row:
     """The measurement of one row as floats (checked; the line number last)."""
     if kind == "direct":
         return (T, float(line))
     if kind == "derived":
-        U = _float(p, line, "U", row[col["U"]])
-        D = _float(p, line, "D", row[col["D"]])
+        U = number(p, line, "U", row[col["U"]])
+        D = number(p, line, "D", row[col["D"]])
         occupancies(T, U, D)  # checks U in [0, 1] and D > 0 now, not at the first run
         return (T, U, D, float(line))
-    D, o_a, o_n, o_d = _floats(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
+    D, o_a, o_n, o_d = numbers(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
     u_text = row[col["U"]] if "U" in col else ""
-    U = _float(p, line, "U", u_text) if u_text != "" else math.nan
+    U = number(p, line, "U", u_text) if u_text != "" else math.nan
     return (T, D, U, o_a, o_n, o_d, float(line))
 
 
@@ -370,9 +304,9 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     reserved = {*RESERVED, *METADATA, spec.time_column}
     attributes = spec.attributes
     if attributes is None:
-        kept = _kept(header, first, spec.where)
+        kept = kept_rows(header, first, spec.where)
         attributes = [h for i, h in enumerate(header)
-                      if h and h not in reserved and _numeric_column(kept, i)]
+                      if h and h not in reserved and numeric_column(kept, i)]
     for a in attributes:
         if a not in header:
             raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
@@ -386,27 +320,6 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
             raise DataError(f"{p}:1: --load column {a!r} is not an attribute column",
                             hint="attributes: " + ", ".join(attributes))
     return list(attributes)
-
-
-def _kept(header: Sequence[str], rows: Sequence[tuple[int, list[str]]],
-          where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
-    """The rows the ``--where`` filters keep."""
-    col = {h: i for i, h in enumerate(header)}
-    filters = [(col[c], v) for c, v in where if c in col]
-    return [(line, row) for line, row in rows
-            if all((row[i] if i < len(row) else "").strip() == v for i, v in filters)]
-
-
-def _numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
-    """Whether column ``i`` holds a number in any of ``first``: such a column is an attribute
-    (its other cells must be numbers too); one without any is text and left out."""
-    for _, row in first:
-        try:
-            float(row[i])
-            return True
-        except (ValueError, IndexError):
-            continue
-    return False
 
 
 def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],

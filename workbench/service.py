@@ -29,6 +29,7 @@ from nimo.errors import NimoError
 from nimo.records import CampaignInfo, CampaignStatus
 from nimo.runner import Runner
 from nimo.store import default_url, normalise_url, open_store
+from nimo.store.urls import refuse_in_memory
 from workbench.processes import pid_alive
 
 log = logging.getLogger("nimo.serve")
@@ -67,6 +68,7 @@ class Service:
         remeasure_s: float | None = None,
         runner_factory: RunnerFactory | None = None,
     ) -> None:
+        refuse_in_memory(store_url)  # queued campaigns come from other processes
         self.store = open_store(store_url)
         self.store_url = store_url
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

@@ -33,7 +33,13 @@ from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
 from nimo.store.schema import ensure_schema
 from nimo.store.types import Lease, ModelVersion
-from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
+from nimo.store.urls import (
+    create_private_file,
+    default_url,
+    mask_url,
+    normalise_url,
+    refuse_missing_file,
+)
 
 
 class SqlStore(Store):
@@ -50,6 +56,8 @@ class SqlStore(Store):
             is_sqlite = sa_url.startswith("sqlite")
             if not create:
                 refuse_missing_file(sa_url, self.url)
+            elif is_sqlite:
+                create_private_file(sa_url)  # 0600: a store holds hosts, specs and results
             args: dict[str, Any] = {"timeout": 60, "check_same_thread": False} if is_sqlite else {
                 "connect_timeout": 10
             }
