@@ -18,13 +18,19 @@ from yaml.nodes import MappingNode
 from nimo.errors import ConfigError, FileAccessError, NimoError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+MAX_DEPTH = 64
+MAX_NODES = 100_000
 
 
 class DuplicateKeyError(yaml.MarkedYAMLError):
     """A mapping names one key twice (``problem`` says which)."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (8x faster), else the pure-Python one
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """``SafeLoader`` that refuses a key repeated in one mapping."""
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
@@ -51,12 +57,34 @@ def _hashable(key: Any) -> bool:
 
 
 def parse_yaml(text: str) -> Any:
-    """The YAML document in ``text``; duplicate keys raise ``yaml.MarkedYAMLError``."""
+    """The YAML document in ``text``; duplicate keys raise ``yaml.MarkedYAMLError``, and a
+    document nested deeper than ``MAX_DEPTH``, recursive, or larger than ``MAX_NODES`` once
+    its aliases are expanded raises ``yaml.YAMLError`` (a config is none of these)."""
     loader = _UniqueKeyLoader(text)
     try:
-        return loader.get_single_data()
+        data = loader.get_single_data()
     finally:
         loader.dispose()
+    _expanded_size(data, {}, ())
+    return data
+
+
+def _expanded_size(value: Any, sizes: dict[int, int], path: tuple[int, ...]) -> int:
+    """Nodes in ``value`` with aliases expanded (each shared node counted once per use,
+    computed once)."""
+    if not isinstance(value, dict | list):
+        return 1
+    key = id(value)
+    if key in path:
+        raise yaml.YAMLError("an alias refers to a node that contains it (recursive)")
+    if key not in sizes:
+        if len(path) >= MAX_DEPTH:
+            raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels")
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        sizes[key] = 1 + sum(_expanded_size(v, sizes, (*path, key)) for v in items)
+        if sizes[key] > MAX_NODES:
+            raise yaml.YAMLError(f"more than {MAX_NODES} values once aliases are expanded")
+    return sizes[key]
 
 
 def read_yaml(path: Path, what: str = "file", *,

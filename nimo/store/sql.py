@@ -39,6 +39,7 @@ from nimo.store.urls import (
     mask_url,
     normalise_url,
     refuse_missing_file,
+    scrub,
 )
 
 
@@ -67,7 +68,7 @@ class SqlStore(Store):
             self.schema_found = ensure_schema(
                 self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url)
         except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError) as e:
-            raise StoreError(f"cannot open store {self.url}: {one_line(e)}") from e
+            raise StoreError(f"cannot open store {self.url}: {scrub(one_line(e), raw)}") from e
 
     # -- plumbing --------------------------------------------------------------------
     @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -41,6 +42,23 @@ def mask_url(url: str) -> str:
         user, colon, _ = rest[:at].partition(":")
         rest = f"{user}:***{rest[at:]}" if colon else rest
     return f"{scheme}://{rest}{qsep}{query}"
+
+
+def password_of(url: str) -> str:
+    """The password part of ``url`` as written ('' if none), by :func:`mask_url`'s rule."""
+    rest = url.partition("://")[2].partition("?")[0]
+    at = rest.rfind("@")
+    if at < 0 or rest.startswith("/"):
+        return ""
+    return rest[:at].partition(":")[2]
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (a driver's message) with ``url``'s password, raw or URL-decoded, hidden."""
+    secret = password_of(url)
+    for form in {secret, unquote(secret)} - {""}:
+        text = text.replace(form, "***")
+    return text
 
 
 def normalise_url(url: str) -> str:
