@@ -64,6 +64,14 @@ def valid_hint(values: Sequence[object]) -> str:
     return "valid: " + ", ".join(str(v) for v in values)
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (line breaks, tabs, control and
+    separator characters) written as its Python escape: an error stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def type_name(value: Any) -> str:
     """What a YAML value is, for messages (``nothing`` for null)."""
     return "nothing" if value is None else type(value).__name__
@@ -83,9 +91,11 @@ class Checker:
         self.error = error
 
     def fail(self, key: str, message: str, hint: str | None = None) -> NimoError:
-        """The error (to raise) for ``key``: ``SOURCE: KEY: message (hint)``."""
+        """The error (to raise) for ``key``: ``SOURCE: KEY: message (hint)``, on one line
+        whatever the keys and values hold (control characters escaped)."""
         where = ": ".join(part for part in (self.source, key) if part)
-        return self.error(f"{where}: {message}" if where else message, hint=hint)
+        text = f"{where}: {message}" if where else message
+        return self.error(printable(text), hint=None if hint is None else printable(hint))
 
     def mapping(self, value: Any, key: str, allowed: Sequence[str]) -> Mapping[str, Any]:
         """``value`` as a mapping whose keys are all in ``allowed``."""
@@ -149,6 +159,8 @@ class Text(Kind):
     def parse(self, ck: Checker, key: str, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ck.fail(key, f"must be a non-empty string, got {type_name(value)}")
+        if "\0" in value:
+            raise ck.fail(key, f"{value!r} contains a NUL character", "valid: text without NUL")
         if self.pattern is not None and not self.pattern.match(value):
             hint = self.hint or f"must match {self.pattern.pattern}"
             raise ck.fail(key, f"{value!r} is not valid", hint)
@@ -258,6 +270,8 @@ class Argv(Kind):
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             raise ck.fail(key, f"must be a string, got {type_name(item)}")
         text = str(item)
+        if "\0" in text:  # no argv of exec can carry one
+            raise ck.fail(key, f"{text!r} contains a NUL character", "valid: text without NUL")
         try:
             names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
         except ValueError as e:

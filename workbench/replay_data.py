@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nimo.config import printable
 from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
@@ -294,7 +295,7 @@ def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float
 def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, list[str]]],
                        spec: ReadSpec) -> list[str]:
     """The attribute columns: those named (checked), else every numeric non-reserved one."""
-    columns = "columns: " + ", ".join(header)
+    columns = printable("columns: " + ", ".join(header))
     if spec.time_column not in header:
         raise DataError(f"{p}:1: no {spec.time_column!r} column (the run time in seconds)",
                         hint=columns)
@@ -318,7 +319,7 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     for a in spec.load:
         if a not in attributes:
             raise DataError(f"{p}:1: --load column {a!r} is not an attribute column",
-                            hint="attributes: " + ", ".join(attributes))
+                            hint=printable("attributes: " + ", ".join(attributes)))
     return list(attributes)
 
 
