@@ -277,3 +277,13 @@ def test_lab_key_files_and_dirs_are_owner_only(tmp_path) -> None:
         assert mode(d / "fresh") == 0o600
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize("argv", [["serve", "--poll", "nan"], ["serve", "--poll", "inf"],
+                                  ["serve", "--remeasure-hours", "nan"]])
+def test_non_finite_command_line_numbers_are_refused(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--store", "sqlite:///never-made.db"])
+    assert e.value.code == 2
+    assert "is not a finite number" in capsys.readouterr().err
+    assert not Path("never-made.db").exists()
