@@ -169,8 +169,8 @@ def _bom_crlf(draw: st.DrawFn, data: bytes) -> bytes:
 
 MUTATIONS: dict[str, Callable[[st.DrawFn, bytes], bytes]] = {
     "flip": _flip, "delete_line": _delete_line, "duplicate_line": _duplicate_line,
-    "swap_token": _swap_token, "swap_value": _swap_value, "insert_text": _insert_text, "invalid_utf8": _invalid_utf8,
-    "truncate": _truncate, "bom_crlf": _bom_crlf,
+    "swap_token": _swap_token, "swap_value": _swap_value, "insert_text": _insert_text,
+    "invalid_utf8": _invalid_utf8, "truncate": _truncate, "bom_crlf": _bom_crlf,
 }
 
 
