@@ -95,7 +95,7 @@ def predict(model: CostModel | str | Path, assignment: Mapping[str, float] | Non
 def _store(store: Store | str | None) -> tuple[Store, bool]:
     if isinstance(store, Store):
         return store, False
-    return open_store(store), True
+    return open_store(store, create=False), True  # readers never create a store
 
 
 def campaign_records(store: Store | str | None = None) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ one parse (e.g. an argv whose placeholders depend on other keys).
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from abc import ABC, abstractmethod
@@ -55,11 +56,20 @@ from nimo.errors import ConfigError, NimoError
 
 T = TypeVar("T")
 _KIND = "nimo.config.kind"
+MAX_INTEGER = 2**63 - 1  # what a store's BIGINT holds
 
 
 def valid_hint(values: Sequence[object]) -> str:
     """``valid: a, b, c`` for an error's hint."""
     return "valid: " + ", ".join(str(v) for v in values)
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (line breaks, tabs, control and
+    separator characters) written as its Python escape: an error stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def type_name(value: Any) -> str:
@@ -81,9 +91,11 @@ class Checker:
         self.error = error
 
     def fail(self, key: str, message: str, hint: str | None = None) -> NimoError:
-        """The error (to raise) for ``key``: ``SOURCE: KEY: message (hint)``."""
+        """The error (to raise) for ``key``: ``SOURCE: KEY: message (hint)``, on one line
+        whatever the keys and values hold (control characters escaped)."""
         where = ": ".join(part for part in (self.source, key) if part)
-        return self.error(f"{where}: {message}" if where else message, hint=hint)
+        text = f"{where}: {message}" if where else message
+        return self.error(printable(text), hint=None if hint is None else printable(hint))
 
     def mapping(self, value: Any, key: str, allowed: Sequence[str]) -> Mapping[str, Any]:
         """``value`` as a mapping whose keys are all in ``allowed``."""
@@ -147,6 +159,8 @@ class Text(Kind):
     def parse(self, ck: Checker, key: str, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ck.fail(key, f"must be a non-empty string, got {type_name(value)}")
+        if "\0" in value:
+            raise ck.fail(key, f"{value!r} contains a NUL character", "valid: text without NUL")
         if self.pattern is not None and not self.pattern.match(value):
             hint = self.hint or f"must match {self.pattern.pattern}"
             raise ck.fail(key, f"{value!r} is not valid", hint)
@@ -174,12 +188,11 @@ class Number(Kind):
     lo_open: bool = False
 
     def parse(self, ck: Checker, key: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ck.fail(key, f"must be a number, got {type_name(value)}")
-        below = value <= self.lo if self.lo_open else value < self.lo
-        if below or value > self.hi:
+        number = finite(ck, key, value)
+        below = number <= self.lo if self.lo_open else number < self.lo
+        if below or number > self.hi:
             raise ck.fail(key, f"{value!r} is out of range", self.valid())
-        return float(value)
+        return number
 
     def valid(self) -> str:
         """``valid: > 0 and <= 64`` for this range."""
@@ -187,9 +200,24 @@ class Number(Kind):
         return f"valid: {lo}" + ("" if self.hi == float("inf") else f" and <= {self.hi:g}")
 
 
+def finite(ck: Checker, key: str, value: Any) -> float:
+    """``value`` as a finite float: NaN, infinities (``.nan``, ``.inf``) and numbers too large
+    for a float are refused, as is anything that is not a number (a bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ck.fail(key, f"must be a number, got {type_name(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        shown = "a number too large" if isinstance(value, int) else repr(value)
+        raise ck.fail(key, f"{shown} is not a finite number", "valid: a finite number")
+    return number
+
+
 @dataclass(frozen=True)
 class Integer(Kind):
-    """An integer (not a bool) in ``[lo, hi]``; no ``hi`` means no upper bound."""
+    """An integer (not a bool) in ``[lo, hi]``; no ``hi`` means up to ``MAX_INTEGER``."""
 
     lo: int = 0
     hi: int | None = None
@@ -197,8 +225,9 @@ class Integer(Kind):
     def parse(self, ck: Checker, key: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ck.fail(key, f"must be an integer, got {type_name(value)}")
-        if value < self.lo or (self.hi is not None and value > self.hi):
-            hint = f"valid: >= {self.lo}" if self.hi is None else f"valid: {self.lo}..{self.hi}"
+        if value < self.lo or value > (MAX_INTEGER if self.hi is None else self.hi):
+            hint = (f"valid: >= {self.lo}" if self.hi is None and value < self.lo
+                    else f"valid: {self.lo}..{self.hi or MAX_INTEGER}")
             raise ck.fail(key, f"{value} is out of range", hint)
         return value
 
@@ -241,6 +270,8 @@ class Argv(Kind):
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             raise ck.fail(key, f"must be a string, got {type_name(item)}")
         text = str(item)
+        if "\0" in text:  # no argv of exec can carry one
+            raise ck.fail(key, f"{text!r} contains a NUL character", "valid: text without NUL")
         try:
             names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
         except ValueError as e:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.campaign import CampaignResult, Observer, execute, new_campaign
-from nimo.errors import FileAccessError, one_line
+from nimo.errors import FileAccessError, StoreError, one_line
 from nimo.records import (
     CampaignInfo,
     CampaignKind,
@@ -41,6 +41,7 @@ from nimo.records import (
 )
 from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
+from nimo.store.urls import refuse_in_memory
 from workbench.cli.progress import ProgressTable
 from workbench.fingerprint import SPEC_KEY, check_unchanged, meaning_of_file
 from workbench.ownership import Presence
@@ -163,6 +164,11 @@ def _launch(
     if store_url is None and name is None:
         info = new_campaign(None, kind, None, design, seed, spec)
         return _execute(None, info, runner, json_out, progress)
+    try:
+        refuse_in_memory(store_url)  # the campaign must outlive this process
+    except StoreError:
+        runner.close()
+        raise
     store = open_store(store_url)
     name = name or f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:

@@ -67,7 +67,7 @@ def load_design(ref: str | None = None) -> DesignSpec:
     path = design_path(ref or RECOMMENDED)
     raw = design_mapping(path)
     spec = parse_design(raw, where=f"{path}: ")
-    if spec.name == "custom":
+    if spec.name == "custom" or not spec.name.strip():  # unnamed: called as its file
         spec = parse_design({**raw, "name": path.stem}, where=f"{path}: ")
     return spec
 

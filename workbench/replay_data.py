@@ -16,7 +16,6 @@ Limits (a refusal naming the column or the count, and the flag that lifts it):
 
 from __future__ import annotations
 
-import csv
 import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,9 +24,18 @@ from pathlib import Path
 
 import numpy as np
 
+from nimo.config import printable
 from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
+from workbench.csvfile import (
+    kept_rows,
+    number,
+    numbers,
+    numeric_column,
+    open_csv,
+    read_header,
+)
 from workbench.replay_categories import Coder, categorical_columns
 
 RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
@@ -38,6 +46,8 @@ MAX_LEVELS = 50
 MAX_ASSIGNMENTS = 50_000
 MAX_REPEATS = 100
 SNIFF_ROWS = 50  # rows that decide whether a column is numeric
+_FOUND = ("a column with numbers in its first rows is an attribute; name the attribute "
+          "columns with --attributes to leave it out")
 _NEGATIVE = ("lat", "delay", "rtt")
 _NETWORK = ("lat", "delay", "rtt", "bw", "bandwidth", "rate", "mbit", "net")
 _STORAGE = ("disk", "storage", "iops", "io_")
@@ -146,16 +156,6 @@ class ReplayDataset:
         return float(sum(self.mean_T(a) for a in self.runs))
 
 
-def _float(path: str, line: int, column: str, text: str) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise DataError(f"{path}:{line}: column {column!r} is not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise DataError(f"{path}:{line}: column {column!r} is not finite: {text!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class ReadSpec:
     """How to read one replay CSV (the options of ``load_dataset``)."""
@@ -195,16 +195,9 @@ class _Reader:
 
     def read(self) -> ReplayDataset:
         p, spec = self.p, self.spec
-        try:
-            fh = open(p, newline="")  # noqa: SIM115 - closed below
-        except OSError as e:
-            raise DataError(f"{p}: cannot read ({e.strerror})") from None
-        with fh:
-            reader = csv.reader(fh)
-            rows = _rows(p, reader)
-            header = _header(p, rows, spec.time_column)
-            sniff = [next(rows, None) for _ in range(SNIFF_ROWS)]
-            first = [r for r in sniff if r is not None]
+        with open_csv(p) as rows:
+            header = read_header(p, rows, spec.time_column)
+            first = _sniff(header, rows, spec.where)
             cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
             names = _attribute_columns(p, header, first, spec)
             names += [c for c in cats if c not in names]
@@ -232,9 +225,9 @@ class _Reader:
             if where and any((row[i] if i < len(row) else "").strip() != v for i, v in where):
                 continue
             if len(row) != len(header):
-                raise DataError(f"{p}:{line}: expected {len(header)} fields")
-            point = _floats(p, line, row, idx, names)
-            T = _float(p, line, spec.time_column, row[t_i])
+                raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
+            point = numbers(p, line, row, idx, names, _FOUND if watch else None)
+            T = number(p, line, spec.time_column, row[t_i])
             if T <= 0:
                 raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
             reps = data.get(point)
@@ -267,24 +260,18 @@ class _Reader:
                     "--max-levels N")
 
 
-def _rows(p: str, reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
-    """(row number as DictReader counts it, fields) of every non-blank row; the header is
-    row 1."""
-    n = 0
-    try:
-        for row in reader:
-            if row:
-                n += 1
-                yield n, row
-    except csv.Error as e:
-        raise DataError(f"{p}:{getattr(reader, 'line_num', n)}: malformed CSV ({e})") from None
-
-
-def _header(p: str, rows: Iterator[tuple[int, list[str]]], time_column: str) -> list[str]:
-    first = next(rows, None)
-    if first is None:
-        raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} column)")
-    return [h.strip() for h in first[1]]
+def _sniff(header: Sequence[str], rows: Iterator[tuple[int, list[str]]],
+           where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
+    """The rows up to the ``SNIFF_ROWS``-th that the ``--where`` filters keep (those decide
+    which columns are numeric; all are read again after)."""
+    first: list[tuple[int, list[str]]] = []
+    kept = 0
+    for line, row in rows:
+        first.append((line, row))
+        kept += len(kept_rows(header, first[-1:], where))
+        if kept >= SNIFF_ROWS:
+            break
+    return first
 
 
 def _chain(first: list[tuple[int, list[str]]], rest: Iterator[tuple[int, list[str]]]
@@ -299,38 +286,26 @@ def _kind(header: Sequence[str]) -> str:
     return "derived" if "U" in header and "D" in header else "direct"
 
 
-def _floats(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequence[str]
-            ) -> tuple[float, ...]:
-    """The finite numbers in columns ``idx`` (fast path; the checked one names the column)."""
-    try:
-        vals = tuple([float(row[i]) for i in idx])
-        if all(map(math.isfinite, vals)):
-            return vals
-    except ValueError:
-        pass
-    return tuple(_float(p, line, n, row[i]) for n, i in zip(names, idx, strict=True))
-
-
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
              kind: str, occ: Sequence[int] = ()) -> Row:
     """The measurement of one row as floats (checked; the line number last)."""
     if kind == "direct":
         return (T, float(line))
     if kind == "derived":
-        U = _float(p, line, "U", row[col["U"]])
-        D = _float(p, line, "D", row[col["D"]])
+        U = number(p, line, "U", row[col["U"]])
+        D = number(p, line, "D", row[col["D"]])
         occupancies(T, U, D)  # checks U in [0, 1] and D > 0 now, not at the first run
         return (T, U, D, float(line))
-    D, o_a, o_n, o_d = _floats(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
+    D, o_a, o_n, o_d = numbers(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
     u_text = row[col["U"]] if "U" in col else ""
-    U = _float(p, line, "U", u_text) if u_text != "" else math.nan
+    U = number(p, line, "U", u_text) if u_text != "" else math.nan
     return (T, D, U, o_a, o_n, o_d, float(line))
 
 
 def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, list[str]]],
                        spec: ReadSpec) -> list[str]:
     """The attribute columns: those named (checked), else every numeric non-reserved one."""
-    columns = "columns: " + ", ".join(header)
+    columns = printable("columns: " + ", ".join(header))
     if spec.time_column not in header:
         raise DataError(f"{p}:1: no {spec.time_column!r} column (the run time in seconds)",
                         hint=columns)
@@ -340,8 +315,9 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     reserved = {*RESERVED, *METADATA, spec.time_column}
     attributes = spec.attributes
     if attributes is None:
+        kept = kept_rows(header, first, spec.where)
         attributes = [h for i, h in enumerate(header)
-                      if h not in reserved and _numeric_column(first, i)]
+                      if h and h not in reserved and numeric_column(kept, i)]
     for a in attributes:
         if a not in header:
             raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
@@ -353,17 +329,8 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     for a in spec.load:
         if a not in attributes:
             raise DataError(f"{p}:1: --load column {a!r} is not an attribute column",
-                            hint="attributes: " + ", ".join(attributes))
+                            hint=printable("attributes: " + ", ".join(attributes)))
     return list(attributes)
-
-
-def _numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:
-    try:
-        for _, row in first:
-            float(row[i])
-        return True
-    except (TypeError, ValueError, IndexError):
-        return False
 
 
 def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],

@@ -33,6 +33,7 @@ from nimo.errors import NimoError
 from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
 from nimo.store import open_store
+from nimo.store.urls import refuse_in_memory
 from workbench.ownership import Busy, Presence
 
 log = logging.getLogger("nimo.serve")
@@ -71,6 +72,7 @@ class Service:
         remeasure_s: float | None = None,
         runner_factory: RunnerFactory | None = None,
     ) -> None:
+        refuse_in_memory(store_url)  # queued campaigns come from other processes
         self.store = open_store(store_url)
         self.store_url = store_url
         self.presence = Presence(self.store)

@@ -75,13 +75,16 @@ class PredictorOptions:
         kw["family"] = family_options(d)
         if "transforms" in kw:
             t = kw["transforms"]
+            if not isinstance(t, str | list | tuple):
+                raise ConfigError("predictors.transforms: expected a list of names",
+                                  hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
         try:
             if "min_improvement" in kw:
                 kw["min_improvement"] = float(kw["min_improvement"])
             if "max_terms" in kw:
                 kw["max_terms"] = int(kw["max_terms"])
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise ConfigError(f"predictors: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded"):
             if key in kw and not isinstance(kw[key], bool):

@@ -35,7 +35,14 @@ from nimo.store.objects import SqlHostObjects
 from nimo.store.schema import ensure_schema
 from nimo.store.sql_owners import SqlOwnership
 from nimo.store.types import ModelVersion
-from nimo.store.urls import default_url, mask_url, normalise_url, refuse_missing_file
+from nimo.store.urls import (
+    create_private_file,
+    default_url,
+    mask_url,
+    normalise_url,
+    refuse_missing_file,
+    scrub,
+)
 
 
 class SqlStore(SqlHostObjects, SqlOwnership, Store):
@@ -52,6 +59,8 @@ class SqlStore(SqlHostObjects, SqlOwnership, Store):
             is_sqlite = sa_url.startswith("sqlite")
             if not create:
                 refuse_missing_file(sa_url, self.url)
+            elif is_sqlite:
+                create_private_file(sa_url)  # 0600: a store holds hosts, specs and results
             args: dict[str, Any] = {"timeout": 60, "check_same_thread": False} if is_sqlite else {
                 "connect_timeout": 10
             }
@@ -61,7 +70,7 @@ class SqlStore(SqlHostObjects, SqlOwnership, Store):
             self.schema_found = ensure_schema(
                 self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url)
         except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError) as e:
-            raise StoreError(f"cannot open store {self.url}: {one_line(e)}") from e
+            raise StoreError(f"cannot open store {self.url}: {scrub(one_line(e), raw)}") from e
 
     # -- plumbing --------------------------------------------------------------------
     @contextmanager

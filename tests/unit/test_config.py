@@ -72,6 +72,13 @@ BAD = [
     (Number(0, lo_open=True), 0, "0 is out of range", "valid: > 0"),
     (Number(), True, "must be a number, got bool", None),
     (Number(), "1", "must be a number, got str", None),
+    # non-finite numbers (YAML .nan, .inf) are never a level, a timeout or a budget
+    (Number(), float("nan"), "nan is not a finite number", "valid: a finite number"),
+    (Number(0, lo_open=True), float("inf"), "inf is not a finite number", None),
+    (Number(), float("-inf"), "-inf is not a finite number", None),
+    (Number(), 10**400, "a number too large is not a finite number", None),
+    (Integer(1), float("nan"), "must be an integer, got float", None),
+    (Integer(1), 2**63, f"{2**63} is out of range", f"valid: 1..{2**63 - 1}"),
     (Integer(1, 5), 6, "6 is out of range", "valid: 1..5"),
     (Integer(2), 1, "1 is out of range", "valid: >= 2"),
     (Integer(), 1.5, "must be an integer, got float", None),

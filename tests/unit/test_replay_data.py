@@ -32,7 +32,7 @@ def reference_load(path: Path, attributes: Sequence[str] | None = None,
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]
         reader.fieldnames = header
-        rows = list(enumerate(reader, start=2))
+        rows = [(reader.line_num, r) for r in reader]  # the line each row ends on
     reserved = {*replay_data.RESERVED, *replay_data.METADATA}
 
     def numeric(c: str) -> bool:

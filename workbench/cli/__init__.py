@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nimo import __version__
+from nimo.config import printable
 from nimo.errors import NimoError
 
 # name -> (module, help); each module's register() adds the subcommand (and its own
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
     except NimoError as e:
-        print(f"nimo {args.command}: error: {e}", file=sys.stderr)
+        print(f"nimo {args.command}: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"nimo {args.command}: interrupted", file=sys.stderr)

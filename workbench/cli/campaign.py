@@ -201,6 +201,7 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
 def cmd_submit(args: argparse.Namespace) -> int:
     from nimo.records import CampaignKind, CampaignStatus
     from nimo.store import open_store
+    from nimo.store.urls import refuse_in_memory
     from workbench.options import from_args
     from workbench.replay import ReplayOptions
     from workbench.runners import live_spec, runner_entry
@@ -221,6 +222,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             raise ConfigError(f"no such file: {args.replay}")
         extra = {"hosts": hosts, "holdout": args.holdout}
     spec = {**runner_entry(kind).stored_spec(runner_spec), **extra, "submitted": True}
+    refuse_in_memory(args.store)  # `nimo serve` reads the queue from another process
     with open_store(args.store) as store:
         store.create_campaign(args.name, kind, design=design, spec=spec, seed=args.seed,
                               status=CampaignStatus.QUEUED)

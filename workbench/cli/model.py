@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.errors import FileAccessError
-from nimo.store import default_url, open_store
+from nimo.store import DEFAULT_URL, open_store
 
 
 def register(subparsers: Any) -> None:
@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
     ex = sub.add_parser("export", help="write a campaign's cost model as JSON")
     ex.add_argument("campaign", metavar="CAMPAIGN")
     ex.add_argument("--store", metavar="URL", default=None,
-                    help=f"campaign store (default $NIMO_STORE_URL or {default_url()})")
+                    help=f"campaign store (default $NIMO_STORE_URL or {DEFAULT_URL})")
     ex.add_argument("--version", type=int, metavar="K", help="model version (default: latest)")
     ex.add_argument("-o", "--output", required=True, metavar="FILE", help="model.json to write")
     ex.set_defaults(func=cmd_export)
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from nimo.model import CostModel
 
-    with open_store(args.store) as store:
+    with open_store(args.store, create=False) as store:
         version = store.model(args.campaign, args.version)
     model = CostModel.from_dict(version.model)  # validates what we hand to a scheduler
     try:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import FileAccessError
-from nimo.store import default_url, open_store
+from nimo.store import DEFAULT_URL, open_store
 
 LEVEL = 0.90
 
@@ -20,13 +20,13 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("plot", help="plot campaigns' convergence and accuracy")
     p.add_argument("campaigns", nargs="+", metavar="CAMPAIGN")
     p.add_argument("--store", metavar="URL", default=None,
-                   help=f"campaign store (default $NIMO_STORE_URL or {default_url()})")
+                   help=f"campaign store (default $NIMO_STORE_URL or {DEFAULT_URL})")
     p.add_argument("-o", "--output", default="nimo-plot.png", metavar="FILE.png")
     p.set_defaults(func=cmd_plot)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, create=False) as store:
         series = [_series(store, name) for name in args.campaigns]
     path = plot(series, Path(args.output))
     print(f"wrote {path}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from typing import Any
 
 from nimo.errors import ConfigError
@@ -11,18 +12,29 @@ from nimo.errors import ConfigError
 DEFAULT_STORE = "sqlite:///./nimo.db"
 
 
+def finite_float(text: str) -> float:
+    """A finite number (argparse ``type``): NaN and infinity are no poll or remeasure time."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run queued campaigns; hosts never shared")
     p.add_argument("--store", metavar="URL", default=None,
                    help="campaign store (default $NIMO_STORE_URL or "
                         f"{DEFAULT_STORE})")
-    p.add_argument("--poll", type=float, default=2.0, metavar="S",
+    p.add_argument("--poll", type=finite_float, default=2.0, metavar="S",
                    help="seconds between looks at the queue (default 2)")
     p.add_argument("--workers", type=int, default=4, metavar="N",
                    help="campaigns run at once at most (default 4)")
     p.add_argument("--retries", type=int, default=1, metavar="N",
                    help="times a failed run is run again before it counts as failed")
-    p.add_argument("--remeasure-hours", type=float, default=None, metavar="H",
+    p.add_argument("--remeasure-hours", type=finite_float, default=None, metavar="H",
                    help="re-measure live inventories' resource profiles every H hours")
     p.add_argument("--until-idle", action="store_true",
                    help="exit once nothing is queued or running")

@@ -42,7 +42,11 @@ class LocalFile(Kind):
         text = Text().parse(ck, key, value)
         if text.startswith("/"):
             return text
-        return str((self.base / Path(text).expanduser()).resolve())
+        try:
+            return str((self.base / Path(text).expanduser()).resolve())
+        except RuntimeError:  # ~user of no user: expanduser cannot tell the home directory
+            raise ck.fail(key, f"{text!r}: no such user's home directory",
+                          "valid: an absolute path, or one relative to this file") from None
 
 
 @dataclass(frozen=True)

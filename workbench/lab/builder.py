@@ -38,7 +38,7 @@ from workbench.lab.network import (
     management_cmds,
     plan_hosts,
 )
-from workbench.lab.sshd import known_hosts_lines, start_sshd
+from workbench.lab.sshd import known_hosts_lines, private_dir, start_sshd, write_private
 from workbench.processes import pid_alive
 from workbench.remote.connection import Connection
 from workbench.shipped import example_inventory
@@ -141,7 +141,7 @@ class Lab:
             return self
         t0 = time.monotonic()
         self._check_free()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.dir)  # keys, known_hosts: readable by their owner only
         self._save_state()  # so down() can clean a half-built lab
         try:
             self._keys()
@@ -151,7 +151,7 @@ class Lab:
                                                     self.prefix)
                 self._save_state()
             lines = known_hosts_lines(self.hosts, self.dir / "hosts")
-            self.known_hosts.write_text("\n".join(lines) + "\n")
+            write_private(self.known_hosts, "\n".join(lines) + "\n")
             if self.slurm:
                 t_slurm = time.monotonic()
                 lab_slurm.start_cluster(self.dir, self.prefix, self.hosts)
@@ -179,9 +179,9 @@ class Lab:
 
     def _keys(self) -> None:
         _keygen(self.key_file, f"{self.prefix}lab")
-        self.authorized_keys.write_text(Path(f"{self.key_file}.pub").read_text())
+        write_private(self.authorized_keys, Path(f"{self.key_file}.pub").read_text())
         for h in self.hosts:
-            self._host_dir(h).mkdir(parents=True, exist_ok=True)
+            private_dir(self._host_dir(h))
             _keygen(self._host_dir(h) / "ssh_host_ed25519_key", h.netns)
         self.export_dir.mkdir(exist_ok=True)
 

@@ -18,6 +18,22 @@ from workbench.lab.network import LabHost
 START_TIMEOUT_S = 5.0
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` (and missing parents) as a directory only its owner can enter (0700): the
+    lab's keys, known_hosts and host keys live there."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (0600, also when it existed)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fd, 0o600)
+        fh.write(text)
+
+
 def sshd_config(h: LabHost, hdir: Path, authorized_keys: Path, prefix: str) -> str:
     """The sshd_config of host ``h`` (its files live in ``hdir``)."""
     path_env = os.pathsep.join(dict.fromkeys([
@@ -50,7 +66,7 @@ def start_sshd(h: LabHost, hdir: Path, authorized_keys: Path, prefix: str) -> in
     """Start host ``h``'s sshd in its namespace (own UTS name, cgroups visible); its PID."""
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     cfg = hdir / "sshd_config"
-    cfg.write_text(sshd_config(h, hdir, authorized_keys, prefix))
+    write_private(cfg, sshd_config(h, hdir, authorized_keys, prefix))
     pidfile, log = hdir / "sshd.pid", hdir / "sshd.log"
     with contextlib.suppress(FileNotFoundError):
         pidfile.unlink()
