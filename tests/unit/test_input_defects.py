@@ -99,8 +99,9 @@ def test_a_text_column_throughout_is_not_an_attribute(tmp_path) -> None:
                     lambda t: "\n".join(ln + (",site" if i == 0 else f",h{i % 2}")
                                         for i, ln in enumerate(t.splitlines())) + "\n")
     assert [a.name for a in load_dataset(path).space.attributes] == ["cpu", "mem"]
-    with pytest.raises(DataError, match=r":2: column 'site' is not a number: 'h1'"):
-        load_dataset(path, ["cpu", "site"])
+    # named, a column of text throughout is a categorical attribute (issue 12), not an error
+    named = load_dataset(path, ["cpu", "site"])
+    assert named.categories == {"site": ("h0", "h1")}
 
 
 def test_duplicate_headers_are_refused(tmp_path, capsys) -> None:
