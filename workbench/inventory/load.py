@@ -60,6 +60,10 @@ def _executor(ck: Checker, top: Any, knobs: tuple[Knob, ...]) -> str:
     """``executor`` (ssh or slurm); Slurm-only knob kinds and the ``slurm`` section need
     ``executor: slurm``."""
     executor = Choice(EXECUTORS).parse(ck, "executor", top.get("executor", "ssh"))
+    for i, k in enumerate(knobs):  # per-level datasets are made by the SSH executor only
+        if executor == "slurm" and k.kind == "dataset_mb":
+            raise ck.fail(f"knobs[{i}].kind", "dataset_mb needs executor: ssh",
+                          "use a fixed dataset, or an app_param knob")
     if executor != "slurm":
         for i, k in enumerate(knobs):
             if k.kind in SLURM_KNOB_KINDS:
