@@ -1,0 +1,74 @@
+"""Issue 12, acceptance 1: a live campaign on the lab over CPU share, memory, bandwidth and
+the dataset's size (a ``dataset_mb`` knob, 4 sizes over a 16x range) with the shipped
+``checksum`` app reaches holdout MAPE <= 15% on 10 held-out runs, held-out sizes between the
+trained ones included. Each size's dataset is made once on the storage host and every sample
+carries its profile."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+NIMO = [sys.executable, "-m", "workbench"]
+SIZES = [2, 4, 8, 32]
+
+
+def workload_inventory(lab, tmp_path: Path) -> Path:
+    from workbench.apps import APPS
+
+    doc = yaml.safe_load(Path(lab.inventory_path).read_text())
+    doc["application"] = APPS["checksum"].application(8, timeout_s=60)
+    doc["application"]["dataset"]["path"] = "wl-checksum"
+    doc["knobs"] = [{"kind": "cpu_share", "levels": [0.25, 0.5, 1.0]},
+                    {"kind": "memory_mb", "levels": [128, 512]},
+                    {"kind": "rate_mbit", "levels": [50, 200]},
+                    {"kind": "dataset_mb", "levels": SIZES}]
+    doc["monitors"] = {"sar": False, "tshark": False, "profile": False}
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
+    from nimo.records import RunPurpose
+    from nimo.store import open_store
+
+    inv = workload_inventory(lab, tmp_path)
+    design = tmp_path / "design.yaml"
+    design.write_text("extends: recommended\nstop: {error_pct: 8, max_runs: 30}\n")
+    url = f"sqlite:///{tmp_path / 'nimo.db'}"
+    out = tmp_path / "c.json"
+    subprocess.run([*NIMO, "campaign", "run", str(inv), "--holdout", "10", "--design",
+                    str(design), "--store", url, "--name", "wl-acc1", "--json", str(out),
+                    "--quiet"], check=True, capture_output=True, text=True, timeout=3600)
+    final = json.loads(out.read_text())["final"]
+    store = open_store(url)
+    try:
+        runs = [r for r in store.runs("wl-acc1") if r.sample is not None]
+    finally:
+        store.close()
+    trained = sorted({r.assignment["dataset_mb"] for r in runs
+                      if r.purpose is not RunPurpose.HOLDOUT})
+    held = [r.assignment["dataset_mb"] for r in runs if r.purpose is RunPurpose.HOLDOUT]
+    between = [s for s in held if trained[0] < s < trained[-1]]
+    mape = final["holdout_mape_pct"]
+    print(f"\nholdout MAPE {mape:.1f}% on {len(held)} held-out runs after {final['runs']} "
+          f"runs; trained sizes {trained}, held-out sizes {sorted(held)}, "
+          f"{len(between)} strictly between trained sizes")
+    assert len(held) == 10 and between
+    assert mape <= 15.0
+    for r in runs:  # every sample carries its level's dataset profile
+        p, mb = r.sample.profile, r.assignment["dataset_mb"]
+        assert p["dataset_bytes"] == pytest.approx(mb * 2**20, rel=1e-3)
+        assert p["dataset_elements"] == 12
+        assert p["dataset_max_element_bytes"] >= p["dataset_avg_element_bytes"] > 0
+        assert r.sample.meta["app_output"]["bytes_in"] == p["dataset_bytes"]
+    names = [p.name for p in Path(lab.export_dir).iterdir()]  # one dataset per level
+    assert {f"wl-checksum-{s}mb" for s in SIZES} <= set(names)
