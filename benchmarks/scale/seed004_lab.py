@@ -1,14 +1,15 @@
 """Acceptance 4 of issue 12: seed 004's sweep on the namespace lab.
 
 CPU share 100/80/60/40/30/20/10% x threads 1/2/4 (an ``app_param`` knob, direction
-capacity, passed to the shipped ``checksum`` app as ``--threads``), every assignment measured
+capacity, passed to a shipped app as ``--threads``: ``compress``, CPU-bound, LZMA of a 4 MB
+text dataset, by default; or ``checksum``, I/O-bound, 24 MB), every assignment measured
 once with the ``baseline-all-samples`` design (``nimo campaign run``). The runs are exported
 with ``nimo campaign samples``, the product form T = (a0 + a1/P)(b0 + b1/C) of seed 004 is
 fitted with ``nimo model fit --family product`` and scored with ``nimo model score``; the
 benchmark prints its mean and median fractional error on the sweep (seed 004's figure) and,
 for honesty, the leave-one-run-out errors.
 
-Usage: python benchmarks/scale/seed004_lab.py [--keep DIR]
+Usage: python benchmarks/scale/seed004_lab.py [--app compress|checksum] [--keep DIR]
 (needs root and the lab's tools; builds a 3-host lab on a free slot and takes it down)
 """
 
@@ -31,6 +32,7 @@ NIMO = [sys.executable, "-m", "workbench"]
 CPU_SHARES = [0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0]
 THREADS = [1, 2, 4]
 ATTRIBUTES = "cpu_share,nthreads"
+SIZE_MB = {"compress": 4.0, "checksum": 24.0}
 
 
 def nimo(*args: str) -> str:
@@ -39,14 +41,16 @@ def nimo(*args: str) -> str:
     return done.stdout
 
 
-def sweep_inventory(lab, out_dir: Path, size_mb: float = 24) -> Path:
-    """The lab's inventory with checksum, a CPU-share knob and a threads app parameter."""
+def sweep_inventory(lab, out_dir: Path, app_name: str = "compress") -> Path:
+    """The lab's inventory with the app, a CPU-share knob and a threads app parameter."""
     from workbench.apps import APPS
 
     doc = yaml.safe_load(Path(lab.inventory_path).read_text())
-    app = APPS["checksum"].application(size_mb, timeout_s=120)
-    app["dataset"]["path"] = f"seed004-checksum-{size_mb:g}"
-    app["command"] = [*app["command"][:-1], "{nthreads}"]  # --threads {nthreads}
+    size_mb = SIZE_MB[app_name]
+    app = APPS[app_name].application(size_mb, timeout_s=120)
+    app["dataset"]["path"] = f"seed004-{app_name}-{size_mb:g}"
+    base = [a for a in app["command"] if a not in ("--threads", "{threads}")]
+    app["command"] = [*base, "--threads", "{nthreads}"]
     doc["application"] = app
     doc["knobs"] = [{"kind": "cpu_share", "levels": CPU_SHARES},
                     {"name": "nthreads", "kind": "app_param", "direction": "capacity",
@@ -57,9 +61,10 @@ def sweep_inventory(lab, out_dir: Path, size_mb: float = 24) -> Path:
     return path
 
 
-def run_sweep(lab, out_dir: Path, name: str = "seed004-lab") -> Path:
+def run_sweep(lab, out_dir: Path, app_name: str = "compress", name: str = "seed004-lab"
+              ) -> Path:
     """Every assignment once; the runs as a CSV (``nimo campaign samples``)."""
-    inv = sweep_inventory(lab, out_dir)
+    inv = sweep_inventory(lab, out_dir, app_name)
     url = f"sqlite:///{out_dir / 'nimo.db'}"
     nimo("campaign", "run", str(inv), "--design", "baseline-all-samples", "--store", url,
          "--name", name, "--json", str(out_dir / "campaign.json"), "--quiet")
@@ -90,8 +95,8 @@ def figures(csv: Path, out_dir: Path) -> dict[str, float]:
             "T_min_s": float(runs.T.min()), "T_max_s": float(runs.T.max())}
 
 
-def report(fig: dict[str, float]) -> str:
-    return (f"seed 004 on the lab (checksum, CPU share 10-100% x threads 1/2/4, "
+def report(fig: dict[str, float], app_name: str = "compress") -> str:
+    return (f"seed 004 on the lab ({app_name}, CPU share 10-100% x threads 1/2/4, "
             f"{fig['runs']} runs, T {fig['T_min_s']:.2f}-{fig['T_max_s']:.2f} s): product form "
             f"mean fractional error {fig['mean_pct']:.1f}%, median {fig['median_pct']:.1f}%; "
             f"leave-one-run-out mean {fig['loo_mean_pct']:.1f}%, "
@@ -100,6 +105,7 @@ def report(fig: dict[str, float]) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--app", choices=sorted(SIZE_MB), default="compress")
     p.add_argument("--keep", type=Path, help="write the inventory, store and CSV here")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT / "tests" / "integration"))
@@ -113,10 +119,10 @@ def main() -> int:
         lab = Lab(out / "lab", hosts=3, prefix=prefix, subnet_base=base)
         try:
             lab.up()
-            csv = run_sweep(lab, out)
+            csv = run_sweep(lab, out, a.app)
         finally:
             lab.down()
-    print(report(figures(csv, out)))
+    print(report(figures(csv, out), a.app))
     print(f"(inventory, store and runs in {out})")
     return 0
 

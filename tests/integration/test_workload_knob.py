@@ -18,9 +18,11 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 NIMO = [sys.executable, "-m", "workbench"]
 SIZES = [2, 4, 8, 32]
+UNSEEN = [3, 16]  # sizes no run trained on, strictly between trained ones
 
 
-def workload_inventory(lab, tmp_path: Path) -> Path:
+def workload_inventory(lab, tmp_path: Path, sizes: list[float] = SIZES,
+                       name: str = "workload") -> Path:
     from workbench.apps import APPS
 
     doc = yaml.safe_load(Path(lab.inventory_path).read_text())
@@ -29,9 +31,9 @@ def workload_inventory(lab, tmp_path: Path) -> Path:
     doc["knobs"] = [{"kind": "cpu_share", "levels": [0.25, 0.5, 1.0]},
                     {"kind": "memory_mb", "levels": [128, 512]},
                     {"kind": "rate_mbit", "levels": [50, 200]},
-                    {"kind": "dataset_mb", "levels": SIZES}]
+                    {"kind": "dataset_mb", "levels": sizes}]
     doc["monitors"] = {"sar": False, "tshark": False, "profile": False}
-    path = tmp_path / "workload.yaml"
+    path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
 
@@ -72,3 +74,35 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
         assert r.sample.meta["app_output"]["bytes_in"] == p["dataset_bytes"]
     names = [p.name for p in Path(lab.export_dir).iterdir()]  # one dataset per level
     assert {f"wl-checksum-{s}mb" for s in SIZES} <= set(names)
+    unseen_sizes_mape(inv, tmp_path, url)
+
+
+def unseen_sizes_mape(inv: Path, tmp_path: Path, url: str) -> None:
+    """The campaign's exported model on runs with dataset sizes it never saw (3, 16 MB)."""
+    import numpy as np
+
+    from nimo.model import load_model
+    from nimo.records import RunRequest
+    from workbench.executor import open_runner
+
+    model_path = tmp_path / "model.json"
+    subprocess.run([*NIMO, "model", "export", "wl-acc1", "--store", url, "-o",
+                    str(model_path)], check=True, capture_output=True, text=True, timeout=120)
+    model = load_model(model_path)
+    doc = yaml.safe_load(inv.read_text())
+    doc["knobs"][-1]["levels"] = UNSEEN
+    probe = tmp_path / "unseen.yaml"
+    probe.write_text(yaml.safe_dump(doc, sort_keys=False))
+    rng = np.random.default_rng(12)
+    with open_runner(str(probe)) as runner:
+        picks = rng.choice(len(runner.space.candidates), size=6, replace=False)
+        requests = [RunRequest(900 + i, runner.space.as_dict(runner.space.candidates[int(j)]),
+                               "external") for i, j in enumerate(picks)]
+        outcomes = runner.run_many(requests)
+    assert all(o.ok for o in outcomes), [o.reason for o in outcomes]
+    ape = [abs(model.predict(o.request.assignment) - o.sample.T) / o.sample.T * 100
+           for o in outcomes]
+    sizes = sorted(o.request.assignment["dataset_mb"] for o in outcomes)
+    print(f"exported model on {len(ape)} runs of unseen sizes {sizes}: MAPE "
+          f"{np.mean(ape):.1f}% (per run {', '.join(f'{a:.0f}' for a in ape)}%)")
+    assert set(sizes) == set(UNSEEN) and np.mean(ape) <= 15.0
