@@ -9,7 +9,8 @@ fitted with ``nimo model fit --family product`` and scored with ``nimo model sco
 benchmark prints its mean and median fractional error on the sweep (seed 004's figure) and,
 for honesty, the leave-one-run-out errors.
 
-Usage: python benchmarks/scale/seed004_lab.py [--app compress|checksum] [--keep DIR]
+Usage: python benchmarks/scale/seed004_lab.py [--app compress|checksum] [--repeats 3]
+       [--keep DIR]
 (needs root and the lab's tools; builds a 3-host lab on a free slot and takes it down)
 """
 
@@ -36,20 +37,27 @@ SIZE_MB = {"compress": 4.0, "checksum": 24.0}
 
 
 def nimo(*args: str) -> str:
-    done = subprocess.run([*NIMO, *args], check=True, capture_output=True, text=True,
-                          timeout=3600)
+    done = subprocess.run([*NIMO, *args], capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"nimo {' '.join(args[:2])} exited {done.returncode}: "
+                           f"{done.stderr[-1500:]}")
     return done.stdout
 
 
-def sweep_inventory(lab, out_dir: Path, app_name: str = "compress") -> Path:
+def sweep_inventory(lab, out_dir: Path, app_name: str = "compress", repeats: int = 1) -> Path:
     """The lab's inventory with the app, a CPU-share knob and a threads app parameter."""
     from workbench.apps import APPS
 
     doc = yaml.safe_load(Path(lab.inventory_path).read_text())
     size_mb = SIZE_MB[app_name]
     app = APPS[app_name].application(size_mb, timeout_s=120)
+    app["repeats"] = repeats  # a run's T is the median of its repeats
     app["dataset"]["path"] = f"seed004-{app_name}-{size_mb:g}"
     base = [a for a in app["command"] if a not in ("--threads", "{threads}")]
+    # the lab's hosts share this machine's file system, and /tmp/nimo-apps (the app_dir) is
+    # shared by every checkout's labs: run this checkout's script, whoever uploaded last
+    script = str(ROOT / "workbench" / "apps" / APPS[app_name].script)
+    base = [script if a == "{app_dir}/" + APPS[app_name].script else a for a in base]
     app["command"] = [*base, "--threads", "{nthreads}"]
     doc["application"] = app
     doc["knobs"] = [{"kind": "cpu_share", "levels": CPU_SHARES},
@@ -61,10 +69,10 @@ def sweep_inventory(lab, out_dir: Path, app_name: str = "compress") -> Path:
     return path
 
 
-def run_sweep(lab, out_dir: Path, app_name: str = "compress", name: str = "seed004-lab"
-              ) -> Path:
+def run_sweep(lab, out_dir: Path, app_name: str = "compress", repeats: int = 1,
+              name: str = "seed004-lab") -> Path:
     """Every assignment once; the runs as a CSV (``nimo campaign samples``)."""
-    inv = sweep_inventory(lab, out_dir, app_name)
+    inv = sweep_inventory(lab, out_dir, app_name, repeats)
     url = f"sqlite:///{out_dir / 'nimo.db'}"
     nimo("campaign", "run", str(inv), "--design", "baseline-all-samples", "--store", url,
          "--name", name, "--json", str(out_dir / "campaign.json"), "--quiet")
@@ -106,6 +114,8 @@ def report(fig: dict[str, float], app_name: str = "compress") -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--app", choices=sorted(SIZE_MB), default="compress")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="repeats per assignment, T = their median (default 3)")
     p.add_argument("--keep", type=Path, help="write the inventory, store and CSV here")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT / "tests" / "integration"))
@@ -119,10 +129,10 @@ def main() -> int:
         lab = Lab(out / "lab", hosts=3, prefix=prefix, subnet_base=base)
         try:
             lab.up()
-            csv = run_sweep(lab, out, a.app)
+            csv = run_sweep(lab, out, a.app, a.repeats)
         finally:
             lab.down()
-    print(report(figures(csv, out), a.app))
+    print(report(figures(csv, out), a.app) + f" (median of {a.repeats} repeats)")
     print(f"(inventory, store and runs in {out})")
     return 0
 

@@ -1,8 +1,8 @@
 """Issue 12, acceptance 4: seed 004's sweep on the lab (CPU share 10-100% x threads, the
-shipped checksum app, every assignment once) and its product form. ``nimo model update``
-adding the lab runs one at a time equals the batch fit (``nimo model fit``) of the runs so
-far to 1e-9 after every added run. The figures are printed (the benchmark
-benchmarks/scale/seed004_lab.py prints the same on a lab of its own)."""
+shipped compress app with ``--threads``, every assignment once) and its product form.
+``nimo model update`` adding the lab runs one at a time equals the batch fit (``nimo model
+fit``) of the runs so far to 1e-9 after every added run. The figures are printed (the
+benchmark benchmarks/scale/seed004_lab.py prints them on a lab of its own, with repeats)."""
 
 from __future__ import annotations
 
