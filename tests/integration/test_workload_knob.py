@@ -74,7 +74,23 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
         assert r.sample.meta["app_output"]["bytes_in"] == p["dataset_bytes"]
     names = [p.name for p in Path(lab.export_dir).iterdir()]  # one dataset per level
     assert {f"wl-checksum-{s}mb" for s in SIZES} <= set(names)
+    exported_profiles(tmp_path, url, len(runs))
     unseen_sizes_mape(inv, tmp_path, url)
+
+
+def exported_profiles(tmp_path: Path, url: str, n: int) -> None:
+    """``nimo campaign samples --profile``: the dataset profile as model-input columns."""
+    import csv
+
+    out = tmp_path / "samples.csv"
+    subprocess.run([*NIMO, "campaign", "samples", "wl-acc1", "--store", url, "--profile",
+                    "-o", str(out)], check=True, capture_output=True, text=True, timeout=120)
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == n
+    for row in rows:
+        assert float(row["profile_dataset_bytes"]) == pytest.approx(
+            float(row["dataset_mb"]) * 2**20, rel=1e-3)
 
 
 def unseen_sizes_mape(inv: Path, tmp_path: Path, url: str) -> None:
@@ -106,3 +122,30 @@ def unseen_sizes_mape(inv: Path, tmp_path: Path, url: str) -> None:
     print(f"exported model on {len(ape)} runs of unseen sizes {sizes}: MAPE "
           f"{np.mean(ape):.1f}% (per run {', '.join(f'{a:.0f}' for a in ape)}%)")
     assert set(sizes) == set(UNSEEN) and np.mean(ape) <= 15.0
+
+
+def test_file_count_knob_makes_and_profiles_each_dataset(lab, tmp_path) -> None:
+    """dataset_files: the same size split into 1 or 6 files, each made once, profiled on the
+    storage host, and read by the app."""
+    from nimo.records import RunRequest
+    from workbench.executor import open_runner
+
+    doc = yaml.safe_load(workload_inventory(lab, tmp_path).read_text())
+    gen = doc["application"]["dataset"]["generate"]
+    gen[gen.index("--files") + 1] = "{files}"
+    doc["knobs"] = [{"kind": "cpu_share", "levels": [1.0]}, {"kind": "dataset_mb", "levels": [3]},
+                    {"name": "files", "kind": "dataset_files", "levels": [1, 6]}]
+    path = tmp_path / "files.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with open_runner(str(path)) as runner:
+        outcomes = runner.run_many([
+            RunRequest(i + 1, {"cpu_share": 1.0, "dataset_mb": 3, "files": n}, "train")
+            for i, n in enumerate((1, 6, 6))])
+    assert all(o.ok for o in outcomes), [o.reason for o in outcomes]
+    for o, n in zip(outcomes, (1, 6, 6), strict=True):
+        p = o.sample.profile
+        assert p["dataset_elements"] == n == o.sample.meta["app_output"]["files"]
+        assert p["dataset_bytes"] == pytest.approx(3 * 2**20, rel=1e-3)
+        assert p["dataset_max_element_bytes"] == pytest.approx(3 * 2**20 / n, rel=1e-3)
+    names = {p.name for p in Path(lab.export_dir).iterdir()}
+    assert {"wl-checksum-3mb-1f", "wl-checksum-3mb-6f"} <= names

@@ -101,3 +101,31 @@ def test_missing_level_without_a_generator_names_the_path(tmp_path):
                                          exit_code=1)
     with pytest.raises(WorkbenchError, match="checksum-4mb for dataset_mb=4 is missing"):
         WorkloadData(inv, "/opt/app").prepare("storage1", conn, {"dataset_mb": 4.0}, {})
+
+
+def test_file_count_knob_makes_one_dataset_per_combination(tmp_path):
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    gen = doc["application"]["dataset"]["generate"]
+    gen[gen.index("--files") + 1] = "{files}"
+    knobs = [KNOBS[1], {"name": "files", "kind": "dataset_files", "levels": [1, 8]}]
+    inv = inventory(tmp_path, knobs, application=doc["application"])
+    attrs = {a.name: a for a in inv.space().attributes}
+    assert attrs["files"].load and attrs["files"].direction == -1
+    conn = FakeConnection("storage1").on(r"dataset_profile\.py", json.dumps(
+        {"bytes": 1, "elements": 8, "avg_element_bytes": 1, "max_element_bytes": 1}))
+    data = WorkloadData(inv, "/opt/app")
+    values = {"app_dir": "/opt/app", "threads": 1, "workdir": "/tmp", "run": 0, "size_mb": 48}
+    for files in (1.0, 8.0, 8.0):
+        data.prepare("storage1", conn, {"dataset_mb": 4.0, "dataset_files": files}, values)
+    gens = conn.ran(r"gen_dataset\.py")
+    assert [g[2] for g in gens] == ["/srv/nimo/checksum-4mb-1f", "/srv/nimo/checksum-4mb-8f"]
+    assert [g[g.index("--files") + 1] for g in gens] == ["1", "8"]
+    assert dataset_relpath(inv, {"dataset_files": 8.0}) == "checksum-8f"
+
+
+def test_file_count_knob_needs_its_placeholder_in_the_generator(tmp_path):
+    knobs = [KNOBS[1], {"name": "files", "kind": "dataset_files", "levels": [1, 8]}]
+    with pytest.raises(InventoryError, match=r"generate: does not use \{files\}"):
+        inventory(tmp_path, knobs)
+    with pytest.raises(InventoryError, match="whole numbers"):
+        inventory(tmp_path, [{"name": "f", "kind": "dataset_files", "levels": [1.5]}])

@@ -49,6 +49,7 @@ KNOB_KINDS: dict[str, KnobKind] = {
         KnobKind("tasks_per_node", +1, "compute", "tasks", 1.0, 4096.0),
         # workload knobs (workbench/workload.py): the input's size, the app's own parameter
         KnobKind("dataset_mb", -1, "storage", "MB", 0.0, 1 << 20, lo_open=True, load=True),
+        KnobKind("dataset_files", -1, "storage", "files", 1.0, 1 << 20, load=True),
         KnobKind("app_param", -1, "compute", "value", -1e12, 1e12, load=True),
     )
 }
@@ -75,7 +76,8 @@ class KnobLevels(Kind):
                 abs(v * 100 - round(v * 100)) > 1e-9 for v in levels):
             raise ck.fail(key, "cpu_share needs a resolution of 0.01",
                           "valid: e.g. 0.25, 0.5, 1.0")
-        if spec and spec.name in SLURM_KNOB_KINDS and any(v != int(v) for v in levels):
+        if spec and spec.name in (*SLURM_KNOB_KINDS, "dataset_files") and any(
+                v != int(v) for v in levels):
             raise ck.fail(key, f"{spec.name} levels must be whole numbers", "valid: e.g. 1, 2, 4")
         return tuple(sorted(levels))
 
