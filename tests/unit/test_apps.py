@@ -102,3 +102,11 @@ def test_registry_blocks_validate_as_inventory_applications():
     assert {p.name for p in script_files()} >= {"gen_dataset.py", "sort.py", "scan.py"}
     with pytest.raises(InventoryError, match="unknown app 'nope'"):
         app("nope")
+
+
+def test_compress_threads_give_the_same_output(tmp_path):
+    data = str(gen(tmp_path, "text", 0.5))
+    one = run("compress.py", data, "--level", "1")
+    three = run("compress.py", data, "--level", "1", "--threads", "3")
+    assert one["files"] > 1 and (one["bytes_in"], one["bytes_out"]) == (
+        three["bytes_in"], three["bytes_out"])

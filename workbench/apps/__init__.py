@@ -26,6 +26,7 @@ from workbench.errors import InventoryError
 
 APP_DIR = Path(__file__).resolve().parent
 GENERATOR = "gen_dataset.py"
+PROFILER = "dataset_profile.py"  # a dataset's profile, run on the storage host
 
 
 @dataclass(frozen=True)
@@ -87,5 +88,6 @@ def app(name: str) -> AppSpec:
 
 
 def script_files() -> list[Path]:
-    """Every script to copy to the hosts (apps and the generator)."""
-    return sorted({APP_DIR / a.script for a in APPS.values()} | {APP_DIR / GENERATOR})
+    """Every script to copy to the hosts (apps, the generator and the profiler)."""
+    return sorted({APP_DIR / a.script for a in APPS.values()}
+                  | {APP_DIR / GENERATOR, APP_DIR / PROFILER})

@@ -36,6 +36,9 @@ def register(sub: Any, store_option: Callable[[argparse.ArgumentParser], None]) 
     sm.add_argument("name", metavar="NAME")
     sm.add_argument("-o", "--output", default="-", metavar="OUT.csv|OUT.parquet",
                     help="where to write them, format by extension (default: CSV on stdout)")
+    sm.add_argument("--profile", action="store_true",
+                    help="add the measured resource and dataset profiles as profile_* "
+                    "columns (model inputs for `nimo model fit`)")
     store_option(sm)
     sm.set_defaults(func=cmd_samples)
 
@@ -212,6 +215,10 @@ def cmd_samples(args: argparse.Namespace) -> int:
     if not runs:
         raise ConfigError(f"campaign {args.name!r} has no measured samples yet")
     header, rows = sample_table(runs)
+    if getattr(args, "profile", False):
+        from workbench.profile_columns import add_profile_columns
+
+        header, rows = add_profile_columns(header, rows, runs)
     if suffix == ".parquet":
         write_parquet(out, header, rows)
     else:

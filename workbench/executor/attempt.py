@@ -42,6 +42,7 @@ from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, me
 from workbench.remote import CommandResult, Connection
 from workbench.remote.group import run_parallel
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
+from workbench.workload import dataset_relpath
 
 REASON_CHARS = 300
 
@@ -118,12 +119,14 @@ class RunAttempt:
         t = time.monotonic()
         self.phase = "prepare"
         self.pool.prepare(self.compute, self.storage)
+        workload = self.pool.workload.prepare(self.storage.name, self.sconn, self.kinds,
+                                              self.pool.values("", "/tmp", 0, {}))
         s_iface = self.pool.storage_iface(self.compute, self.storage)
         t = self._tick("prepare_s", t)
         mount, network, (cg, workdir) = self._set_up(s_iface)
         t = self._tick("setup_s", t)
         self.phase = "profile"
-        profile = self._profile(cg)
+        profile = {**self._profile(cg), **workload}  # + the dataset level's profile
         t = self._tick("profile_s", t)
         self.phase = "monitors"
         monitors = self._monitors(s_iface, mount)
@@ -224,7 +227,7 @@ class RunAttempt:
 
     def _run_app(self, cg: Cgroup, mount: MountRecord, workdir: str) -> CommandResult:
         app = self.inv.application
-        dataset = f"{mount.mountpoint}/{app.dataset.path}"
+        dataset = f"{mount.mountpoint}/{dataset_relpath(self.inv, self.kinds)}"
         argv = render_argv(app.command,
                            self.pool.values(self.compute.name, dataset, workdir,
                                             self.request.run, self.assignment))

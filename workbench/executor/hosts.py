@@ -22,6 +22,7 @@ from workbench.errors import HostError, WorkbenchError
 from workbench.inventory import Host, Inventory, render_argv
 from workbench.monitors import find_sadc
 from workbench.remote import Connection
+from workbench.workload import WorkloadData
 
 Connect = Callable[[Host], Connection]
 PREPARE_WAIT_S = 600
@@ -42,6 +43,7 @@ class HostPool:
         self._lock = threading.RLock()
         self._prepared: dict[str, threading.Event] = {}
         self._peer_iface: dict[str, str] = {}
+        self.workload = WorkloadData(inventory, app_dir)  # per-level datasets (dataset_mb)
 
     def conn(self, name: str, lane: str | None = None) -> Connection:
         """The persistent connection to a host (opened lazily). ``lane`` (a compute host's
@@ -110,7 +112,7 @@ class HostPool:
         for f in shipped.script_files():
             put_atomic(conn, f, f"{app_dir}/{f.name}", mode=0o755)
         self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None
-        if host.role == "storage":
+        if host.role == "storage" and not self.workload.active:
             self._ensure_dataset(host, conn)
 
     def _ensure_dataset(self, host: Host, conn: Connection) -> None:

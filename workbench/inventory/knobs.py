@@ -33,6 +33,7 @@ class KnobKind:
     lo: float
     hi: float
     lo_open: bool = False
+    load: bool = False  # a workload attribute (more = more work): direction -1
 
 
 # Registry of knob kinds (extend here; the executor maps each kind to a mechanism).
@@ -46,8 +47,14 @@ KNOB_KINDS: dict[str, KnobKind] = {
         # Slurm executor only: nodes of a job and tasks on each (cpu_share is then per node)
         KnobKind("nodes", +1, "compute", "nodes", 1.0, 100_000.0),
         KnobKind("tasks_per_node", +1, "compute", "tasks", 1.0, 4096.0),
+        # workload knobs (workbench/workload.py): the input's size, the app's own parameter
+        KnobKind("dataset_mb", -1, "storage", "MB", 0.0, 1 << 20, lo_open=True, load=True),
+        KnobKind("dataset_files", -1, "storage", "files", 1.0, 1 << 20, load=True),
+        KnobKind("app_param", -1, "compute", "value", -1e12, 1e12, load=True),
     )
 }
+# app_param knobs say what more means: more work (load) or more capacity (e.g. threads)
+APP_PARAM_DIRECTIONS = {"load": -1, "capacity": +1}
 SLURM_KNOB_KINDS = ("nodes", "tasks_per_node")  # whole numbers; need `executor: slurm`
 KNOB_KIND = Choice(tuple(KNOB_KINDS))
 
@@ -69,7 +76,8 @@ class KnobLevels(Kind):
                 abs(v * 100 - round(v * 100)) > 1e-9 for v in levels):
             raise ck.fail(key, "cpu_share needs a resolution of 0.01",
                           "valid: e.g. 0.25, 0.5, 1.0")
-        if spec and spec.name in SLURM_KNOB_KINDS and any(v != int(v) for v in levels):
+        if spec and spec.name in (*SLURM_KNOB_KINDS, "dataset_files") and any(
+                v != int(v) for v in levels):
             raise ck.fail(key, f"{spec.name} levels must be whole numbers", "valid: e.g. 1, 2, 4")
         return tuple(sorted(levels))
 
@@ -83,11 +91,15 @@ class Knob:
     kind: str = option(KNOB_KIND)
     levels: tuple[float, ...] = option(KnobLevels())
     unit: str = option(Text())
+    direction: str | None = option(Choice(tuple(APP_PARAM_DIRECTIONS)), default=None)
 
     def attribute(self) -> Attribute:
         """The resource-space attribute this knob explores."""
         k = KNOB_KINDS[self.kind]
-        return Attribute(self.name, self.levels, k.direction, k.resource, self.unit)
+        if self.direction is not None:  # an app_param knob
+            sign = APP_PARAM_DIRECTIONS[self.direction]
+            return Attribute(self.name, self.levels, sign, k.resource, self.unit, load=sign < 0)
+        return Attribute(self.name, self.levels, k.direction, k.resource, self.unit, k.load)
 
 
 def parse_knobs(ck: Checker, raw: Any) -> tuple[Knob, ...]:
@@ -102,7 +114,7 @@ def parse_knobs(ck: Checker, raw: Any) -> tuple[Knob, ...]:
             raise ck.fail(f"{key}.name", f"{knob.name!r} is reserved", valid_hint(PLACEHOLDERS))
         if any(k.name == knob.name for k in knobs):
             raise ck.fail(f"{key}.name", f"duplicate knob name {knob.name!r}", "each name once")
-        if any(k.kind == knob.kind for k in knobs):
+        if knob.kind != "app_param" and any(k.kind == knob.kind for k in knobs):
             raise ck.fail(f"{key}.kind", f"a second {knob.kind} knob", "each kind at most once")
         knobs.append(knob)
     return tuple(knobs)
@@ -112,6 +124,9 @@ def _knob(ck: Checker, raw: Any, key: str) -> Knob:
     m = ck.mapping(raw, key, option_names(Knob))
     kind = KNOB_KIND.parse(ck, f"{key}.kind", ck.required(m, key, "kind"))
     spec = KNOB_KINDS[kind]
+    if (kind == "app_param") != ("direction" in m):
+        raise ck.fail(f"{key}.direction", "is required for (only) an app_param knob",
+                      valid_hint(tuple(APP_PARAM_DIRECTIONS)))
     filled = {**m, "name": m.get("name", kind), "unit": m.get("unit", spec.unit)}
     return ck.section(Knob, filled, key, {"levels": KnobLevels(spec)})
 

@@ -60,6 +60,10 @@ def _executor(ck: Checker, top: Any, knobs: tuple[Knob, ...]) -> str:
     """``executor`` (ssh or slurm); Slurm-only knob kinds and the ``slurm`` section need
     ``executor: slurm``."""
     executor = Choice(EXECUTORS).parse(ck, "executor", top.get("executor", "ssh"))
+    for i, k in enumerate(knobs):  # per-level datasets are made by the SSH executor only
+        if executor == "slurm" and k.kind in ("dataset_mb", "dataset_files"):
+            raise ck.fail(f"knobs[{i}].kind", f"{k.kind} needs executor: ssh",
+                          "use a fixed dataset, or an app_param knob")
     if executor != "slurm":
         for i, k in enumerate(knobs):
             if k.kind in SLURM_KNOB_KINDS:
@@ -73,5 +77,11 @@ def _executor(ck: Checker, top: Any, knobs: tuple[Knob, ...]) -> str:
 def _application(ck: Checker, raw: Any, knobs: tuple[Knob, ...]) -> Application:
     """``application``, whose argv templates may also use the knob names as placeholders."""
     argv = Argv((*PLACEHOLDERS, *(k.name for k in knobs)))
-    return ck.section(Application, raw, "application",
-                      {"command": argv, "dataset": Nested(Dataset, {"generate": argv})})
+    app = ck.section(Application, raw, "application",
+                     {"command": argv, "dataset": Nested(Dataset, {"generate": argv})})
+    for k in knobs:  # each file-count level must make a different dataset
+        if k.kind == "dataset_files" and app.dataset.generate and not any(
+                f"{{{k.name}}}" in a for a in app.dataset.generate):
+            raise ck.fail("application.dataset.generate", f"does not use {{{k.name}}}",
+                          f"pass the file count, e.g. --files {{{k.name}}}")
+    return app
