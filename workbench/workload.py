@@ -70,9 +70,9 @@ def parse_profile(stdout: str, where: str) -> dict[str, float]:
 class WorkloadData:
     """Per storage host and level: the dataset made once, and its profile (thread-safe)."""
 
-    def __init__(self, inventory: Inventory, app_dir: str) -> None:
+    def __init__(self, inventory: Inventory, app_dirs: Mapping[str, str]) -> None:
         self.inventory = inventory
-        self.app_dir = app_dir
+        self.app_dirs = app_dirs  # host -> its private app dir (filled as hosts are prepared)
         self._lock = threading.Lock()
         self._locks: dict[tuple[str, tuple[float, ...]], threading.Lock] = {}
         self._profiles: dict[tuple[str, tuple[float, ...]], dict[str, float]] = {}
@@ -111,5 +111,5 @@ class WorkloadData:
             which = ", ".join(f"{n}={v:g}" for n, v in levels.items())
             raise WorkbenchError(f"{host}: dataset {path} for {which} is missing "
                                  "and application.dataset.generate is not set")
-        out = conn.run(["python3", f"{self.app_dir}/{PROFILER}", path], timeout=120)
+        out = conn.run(["python3", f"{self.app_dirs[host]}/{PROFILER}", path], timeout=120)
         return parse_profile(out.stdout, f"{host}:{path}")

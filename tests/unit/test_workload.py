@@ -76,7 +76,7 @@ def test_each_level_is_generated_and_profiled_once(tmp_path):
     conn = FakeConnection("storage1").on(r"dataset_profile\.py", json.dumps(
         {"bytes": 2 * 2**20, "elements": 12, "avg_element_bytes": 1.0,
          "max_element_bytes": 2.0}))
-    data = WorkloadData(inv, "/opt/app")
+    data = WorkloadData(inv, {"storage1": "/opt/app"})
     values = {"app_dir": "/opt/app", "threads": 1, "workdir": "/tmp", "run": 0, "size_mb": 48,
               "dataset": ""}
     kinds = {"cpu_share": 1.0, "dataset_mb": 2.0}
@@ -100,7 +100,8 @@ def test_missing_level_without_a_generator_names_the_path(tmp_path):
     conn = FakeConnection("storage1").on(["test", "-d", "/srv/nimo/checksum-4mb"],
                                          exit_code=1)
     with pytest.raises(WorkbenchError, match="checksum-4mb for dataset_mb=4 is missing"):
-        WorkloadData(inv, "/opt/app").prepare("storage1", conn, {"dataset_mb": 4.0}, {})
+        WorkloadData(inv, {"storage1": "/opt/app"}).prepare("storage1", conn,
+                                                            {"dataset_mb": 4.0}, {})
 
 
 def test_file_count_knob_makes_one_dataset_per_combination(tmp_path):
@@ -113,7 +114,7 @@ def test_file_count_knob_makes_one_dataset_per_combination(tmp_path):
     assert attrs["files"].load and attrs["files"].direction == -1
     conn = FakeConnection("storage1").on(r"dataset_profile\.py", json.dumps(
         {"bytes": 1, "elements": 8, "avg_element_bytes": 1, "max_element_bytes": 1}))
-    data = WorkloadData(inv, "/opt/app")
+    data = WorkloadData(inv, {"storage1": "/opt/app"})
     values = {"app_dir": "/opt/app", "threads": 1, "workdir": "/tmp", "run": 0, "size_mb": 48}
     for files in (1.0, 8.0, 8.0):
         data.prepare("storage1", conn, {"dataset_mb": 4.0, "dataset_files": files}, values)

@@ -119,8 +119,9 @@ class RunAttempt:
         t = time.monotonic()
         self.phase = "prepare"
         self.pool.prepare(self.compute, self.storage)
+        storage_values = self.pool.values(self.storage.name, "", "/tmp", 0, {})
         workload = self.pool.workload.prepare(self.storage.name, self.sconn, self.kinds,
-                                              self.pool.values("", "/tmp", 0, {}))
+                                              storage_values)
         s_iface = self.pool.storage_iface(self.compute, self.storage)
         t = self._tick("prepare_s", t)
         mount, network, (cg, workdir) = self._set_up(s_iface)

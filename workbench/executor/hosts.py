@@ -43,7 +43,7 @@ class HostPool:
         self._lock = threading.RLock()
         self._prepared: dict[str, threading.Event] = {}
         self._peer_iface: dict[str, str] = {}
-        self.workload = WorkloadData(inventory, app_dir)  # per-level datasets (dataset_mb)
+        self.workload = WorkloadData(inventory, self.app_dirs)  # per-level datasets (dataset_mb)
 
     def conn(self, name: str, lane: str | None = None) -> Connection:
         """The persistent connection to a host (opened lazily). ``lane`` (a compute host's
