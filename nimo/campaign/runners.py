@@ -63,10 +63,12 @@ class ResumingRunner(RunnerWrapper):
 
 
 def _as_requested(done: RunOutcome, request: RunRequest) -> RunOutcome:
-    """The stored outcome under the planner's own request (same values, its key order)."""
+    """The stored outcome under the planner's own request (same values, its key order); a
+    sample of a run that moved no data gets the occupancies older versions left out."""
     sample = done.sample
     if sample is not None:
-        sample = dataclasses.replace(sample, assignment=dict(request.assignment))
+        sample = dataclasses.replace(sample.with_no_data_occupancies(),
+                                     assignment=dict(request.assignment))
     return dataclasses.replace(done, request=request, sample=sample)
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from nimo.errors import one_line
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from workbench.emulation import (
     Cgroup,
@@ -32,8 +31,10 @@ from workbench.emulation import (
     create_cgroup,
     scope_name,
 )
-from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
+from workbench.errors import AppFailed, CommandTimeout, WorkbenchError
 from workbench.executor.hosts import HostPool
+from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
+from workbench.executor.reasons import cause_first, failure_reason
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
 from workbench.executor.stops import FatalSetupError, fatal_cause
 from workbench.inventory import Host, render_argv
@@ -42,8 +43,6 @@ from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, me
 from workbench.remote import CommandResult, Connection
 from workbench.remote.group import run_parallel
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
-
-REASON_CHARS = 300
 
 
 class Teardown(contextlib.ExitStack):
@@ -63,7 +62,7 @@ class Teardown(contextlib.ExitStack):
         try:
             undo()
         except Exception as e:  # noqa: BLE001 - every step must be attempted
-            self.errors.append(f"{name}: {one_line(e, limit=REASON_CHARS)}")
+            self.errors.append(cause_first(e, f"{name}: "))
 
     def __exit__(self, *exc: Any) -> bool | None:
         t0 = time.monotonic()
@@ -169,15 +168,23 @@ class RunAttempt:
         return got["mount"], got["network"], got["cgroup"]  # type: ignore[return-value]
 
     def _mount(self) -> MountRecord:
+        try:
+            mount = self._mount_dataset()
+        except WorkbenchError as e:
+            if not is_sshfs_failure(e):
+                raise
+            raise diagnose_sshfs(self.cconn, self.inv, self.compute, self.storage, e) from e
+        self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
+        return mount
+
+    def _mount_dataset(self) -> MountRecord:
         st, storage = self.inv.storage, self.storage
-        mount = mount_dataset(
+        return mount_dataset(
             self.cconn, self.sconn, st.export, storage_address=storage.data_address,
             run_id=self.run_id, method=st.method,
             identity_file=st.identity_file or storage.key_file,
             known_hosts=st.known_hosts or storage.known_hosts,
             ssh_port=storage.port, ssh_user=storage.user, mountpoint=st.mountpoint)
-        self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
-        return mount
 
     def _network(self, s_iface: str) -> NetworkRecord | None:
         spec = NetworkSpec(delay_ms=self.kinds.get("delay_ms", 0.0),
@@ -285,7 +292,7 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
             raise FatalSetupError(f"run {request.run} on {host.name}, {run.phase}: {fatal}",
                                   hint="fix the host (see `nimo doctor INVENTORY`), "
                                   "then `nimo campaign resume`") from e
-        reason, transient = _failure(run.phase, e)
+        reason, transient = failure_reason(run.phase, e)
     cost = time.monotonic() - t0
     if run.teardown.errors:
         extra = "teardown incomplete: " + "; ".join(run.teardown.errors)
@@ -301,15 +308,3 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
                           started, time.time()), False
     return RunOutcome(request, RunStatus.FAILED, None, reason or "unknown failure",
                       overhead, host.name, started, time.time()), transient
-
-
-def _failure(phase: str, e: Exception) -> tuple[str, bool]:
-    """The one-line reason of a failed attempt, and whether it is transient."""
-    text = one_line(e, limit=REASON_CHARS)
-    if isinstance(e, HostError):
-        return f"{phase}: {text}", True
-    if isinstance(e, AppFailed):
-        return text, False
-    if isinstance(e, WorkbenchError | ParseError | OSError | ValueError):
-        return f"{phase}: {text}", False
-    return f"{phase}: internal error {type(e).__name__}: {text}", False
