@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -36,7 +37,7 @@ from workbench.executor.hosts import HostPool
 from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
 from workbench.executor.reasons import cause_first, failure_reason
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
-from workbench.executor.stops import FatalSetupError, fatal_cause
+from workbench.executor.stops import FatalSetupError, RunAborted, fatal_cause
 from workbench.inventory import Host, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile
@@ -62,7 +63,7 @@ class Teardown(contextlib.ExitStack):
         try:
             undo()
         except Exception as e:  # noqa: BLE001 - every step must be attempted
-            self.errors.append(cause_first(e, f"{name}: "))
+            self.errors.append(f"{name}: {cause_first(e)}")
 
     def __exit__(self, *exc: Any) -> bool | None:
         t0 = time.monotonic()
@@ -82,8 +83,9 @@ class RunAttempt:
     """Algorithm 2 for one attempt; :meth:`execute` sets up, runs G and halts the monitors."""
 
     def __init__(self, pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
-                 attempt: int) -> None:
+                 attempt: int, abort: threading.Event) -> None:
         self.pool = pool
+        self.abort = abort
         self.inv = pool.inventory
         self.profiles = profiles
         self.compute = host
@@ -121,6 +123,7 @@ class RunAttempt:
         t = self._tick("prepare_s", t)
         mount, network, (cg, workdir) = self._set_up(s_iface)
         t = self._tick("setup_s", t)
+        self._check_abort()
         self.phase = "profile"
         profile = self._profile(cg)
         t = self._tick("profile_s", t)
@@ -128,8 +131,10 @@ class RunAttempt:
         monitors = self._monitors(s_iface, mount)
         before = self._both(monitors.start, cg.usage)
         t = self._tick("monitors_start_s", t)
+        self._check_abort()
         self.phase = "running"
         result = self._run_app(cg, mount, workdir)
+        self._check_abort()
         t = self._tick("app_wall_s", t)
         self.phase = "collecting"
         usage = self._both(monitors.halt, cg.usage)
@@ -236,14 +241,19 @@ class RunAttempt:
                            self.pool.values(dataset, workdir, self.request.run, self.assignment))
         t0 = time.monotonic()
         try:
-            result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
-                                    check=False)
+            with _killed_on(self.abort, cg):
+                result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
+                                        check=False)
         except CommandTimeout:
             self.app_s = time.monotonic() - t0
             raise AppFailed(f"timeout: G exceeded application.timeout_s={app.timeout_s:g} s "
                             "and was killed") from None
         self.app_s = time.monotonic() - t0
         return result
+
+    def _check_abort(self) -> None:
+        if self.abort.is_set():
+            raise RunAborted(f"run {self.request.run} on {self.compute.name} stopped")
 
     def _profile(self, cg: Cgroup) -> dict[str, float]:
         """The assignment's resource profile; each part measured once per setting."""
@@ -259,6 +269,25 @@ class RunAttempt:
         return profile
 
 
+@contextlib.contextmanager
+def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
+    """While inside, setting ``abort`` kills every process of the run's cgroup (G)."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if abort.wait(0.2):
+                _quietly(cg.remove)  # kills the members; the teardown removes it (idempotent)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True, name="nimo-abort")
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def _quietly(fn: Callable[[], Any]) -> None:
     with contextlib.suppress(Exception):
         fn()
@@ -272,13 +301,14 @@ def _in_background(fn: Callable[[], MonitorReport]) -> Future[MonitorReport]:
 
 
 def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
-                attempt: int) -> tuple[RunOutcome, bool]:
+                attempt: int, abort: threading.Event | None = None) -> tuple[RunOutcome, bool]:
     """One attempt; returns the outcome and whether a failure is transient (worth a retry).
 
     Raises ``FatalSetupError`` (after the teardown) when the failure will fail every run:
-    a host refused us (key, host key, known_hosts) or a needed tool is missing."""
+    a host refused us (key, host key, known_hosts) or a needed tool is missing; and
+    ``RunAborted`` (after the teardown) once ``abort`` is set."""
     started, t0 = time.time(), time.monotonic()
-    run = RunAttempt(pool, profiles, host, request, attempt)
+    run = RunAttempt(pool, profiles, host, request, attempt, abort or threading.Event())
     sample: Sample | None = None
     try:
         with run.finals:
