@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nimo.campaign import RetryingRunner
+from nimo.campaign.runners import StoppableRunner
 from nimo.errors import NimoError
 from nimo.records import CampaignInfo, CampaignStatus
 from nimo.runner import Runner
@@ -104,7 +105,14 @@ class Service:
         log.info("serving %s as %s", self.store.url, self.owner)
 
     def shutdown(self, wait: bool = True) -> None:
+        """Stop: running campaigns' runs are killed and torn down, the campaigns queued
+        again for the next service; then the scheduler ends (waiting for them)."""
         global _SERVICE
+        with self._lock:
+            running = list(self._runners.values())
+        for runner in running:
+            if isinstance(runner, StoppableRunner):
+                runner.stop()
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=wait)
         if _SERVICE is self:
@@ -162,7 +170,7 @@ class Service:
         base = self.runner_factory or open_runner_for
 
         def factory(info: CampaignInfo) -> Runner:
-            runner = base(info)
+            runner = StoppableRunner(base(info))
             with self._lock:
                 self._runners[name] = runner
             return RetryingRunner(runner, self.run_attempts)
@@ -173,6 +181,10 @@ class Service:
             log.info("%s done: %s, %d runs", name, result.stopped_because, len(result.iterations))
         except Exception as e:  # one line in the store; the service keeps serving
             self._failed(name, e)
+        except KeyboardInterrupt as e:  # the service is stopping: the next one resumes it
+            self.store.set_status(name, CampaignStatus.QUEUED,
+                                  stopped_because=f"service stopped ({e})")
+            log.info("%s interrupted and queued again: the service is stopping", name)
         finally:
             with self._lock:
                 self._runners.pop(name, None)

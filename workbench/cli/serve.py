@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import Any
 
 from nimo.errors import ConfigError
@@ -30,6 +31,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from workbench.exitstatus import interrupted_status, signals_interrupt
     from workbench.service import Service, serve_forever
 
     if args.poll <= 0 or args.workers < 1 or args.retries < 0:
@@ -40,5 +42,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.store, poll_s=args.poll, workers=args.workers, run_attempts=args.retries + 1,
         remeasure_s=args.remeasure_hours * 3600 if args.remeasure_hours else None,
     )
-    serve_forever(service, until_idle=args.until_idle)
+    try:
+        with signals_interrupt():  # SIGTERM/SIGHUP stop it as Ctrl-C does
+            serve_forever(service, until_idle=args.until_idle)
+    except KeyboardInterrupt as e:
+        print(f"nimo serve: stopped ({e or 'Ctrl-C'}); running campaigns were torn down "
+              "and queued again", file=sys.stderr)
+        return interrupted_status(e)
     return 0

@@ -176,9 +176,11 @@ class RunAttempt:
         try:
             mount = self._mount_dataset()
         except WorkbenchError as e:
-            if not is_sshfs_failure(e):
+            diagnosed = diagnose_sshfs(self.cconn, self.inv, self.compute, self.storage, e) \
+                if is_sshfs_failure(e) else e
+            if diagnosed is e:
                 raise
-            raise diagnose_sshfs(self.cconn, self.inv, self.compute, self.storage, e) from e
+            raise diagnosed from None  # its message starts with ssh's own cause
         self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
         return mount
 

@@ -13,6 +13,7 @@ and the same options, and its answer decides:
 from __future__ import annotations
 
 from workbench.errors import HostError, HostRefused, RemoteCommandFailed
+from workbench.executor.reasons import raised_from
 from workbench.inventory import Host, Inventory
 from workbench.remote import Connection
 
@@ -45,7 +46,7 @@ def is_sshfs_failure(error: BaseException) -> bool:
         seen.add(id(e))
         if isinstance(e, RemoteCommandFailed) and e.result.argv[:1] == ("sshfs",):
             return True
-        e = e.__cause__ or e.__context__
+        e = raised_from(e)
     return False
 
 

@@ -27,8 +27,15 @@ def stderr_cause(error: BaseException) -> str | None:
             lines = [ln for ln in lines if ln and not ln.startswith(_TIMER_PREFIX)]
             if lines:
                 return lines[-1]
-        e = e.__cause__ or e.__context__
+        e = raised_from(e)
     return None
+
+
+def raised_from(e: BaseException) -> BaseException | None:
+    """The error ``e`` was raised from (or while handling), as a traceback shows it."""
+    if e.__cause__ is not None:
+        return e.__cause__
+    return None if e.__suppress_context__ else e.__context__
 
 
 def cause_first(error: BaseException, prefix: str = "", limit: int = REASON_CHARS) -> str:
