@@ -180,9 +180,10 @@ class RunAttempt:
                 if is_sshfs_failure(e) else e
             if diagnosed is e:
                 raise
-            raise diagnosed from None  # its message starts with ssh's own cause
-        self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
-        return mount
+        else:
+            self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
+            return mount
+        raise diagnosed  # outside the handler: its message starts with ssh's own cause
 
     def _mount_dataset(self) -> MountRecord:
         st, storage = self.inv.storage, self.storage

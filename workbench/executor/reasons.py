@@ -32,10 +32,9 @@ def stderr_cause(error: BaseException) -> str | None:
 
 
 def raised_from(e: BaseException) -> BaseException | None:
-    """The error ``e`` was raised from (or while handling), as a traceback shows it."""
-    if e.__cause__ is not None:
-        return e.__cause__
-    return None if e.__suppress_context__ else e.__context__
+    """The error ``e`` was raised from, or while handling (also when hidden by ``from
+    None``: ``run_checked`` wraps a failed command so)."""
+    return e.__cause__ or e.__context__
 
 
 def cause_first(error: BaseException, prefix: str = "", limit: int = REASON_CHARS) -> str:
@@ -58,8 +57,8 @@ def _cut(text: str, limit: int) -> str:
 
 def failure_reason(phase: str, e: Exception) -> tuple[str, bool]:
     """The one-line reason of a failed attempt, and whether it is transient."""
-    if isinstance(e, AppFailed):
-        return cause_first(e), False
+    if isinstance(e, AppFailed):  # its text is G's own: exit code (or timeout), stderr tail
+        return _cut(one_line(e), limit=REASON_CHARS), False
     if isinstance(e, HostError):
         return cause_first(e, f"{phase}: "), True
     if isinstance(e, WorkbenchError | ParseError | OSError | ValueError):

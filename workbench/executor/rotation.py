@@ -40,6 +40,11 @@ class HostRotation:
         with self._lock:
             return max(0.0, self._state[host].benched_until - self.clock())
 
+    def failures(self, host: str) -> int:
+        """Host failures of ``host`` in a row (0 after a success)."""
+        with self._lock:
+            return self._state[host].failures
+
     def failed(self, host: str, reason: str) -> float:
         """Record a host failure of ``host``; returns the backoff it now sits out."""
         with self._lock:

@@ -9,9 +9,10 @@ the runner); the outcome is the median-T repeat.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from nimo.records import RunOutcome, RunRequest
@@ -108,6 +109,7 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
     pool = ThreadPoolExecutor(max_workers=max(1, len(lanes)), thread_name_prefix="nimo-run")
     futures = [pool.submit(state.lane, h) for h in lanes]
     try:
+        _wait_all(futures)
         errors = [e for e in (f.exception() for f in futures) if e is not None]
     except KeyboardInterrupt as e:
         interrupted.set()  # no new runs; running ones are killed and torn down
@@ -124,14 +126,29 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
     return [state.results[i] for i in range(len(requests)) if i in state.results]
 
 
+def _wait_all(futures: Sequence[Future[None]]) -> None:
+    """Wait for ``futures`` in short slices, so an interrupt is seen at once (also one
+    that does not wake a blocked wait, such as ``_thread.interrupt_main``)."""
+    while wait(futures, timeout=0.2).not_done:
+        pass
+
+
 def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInterrupt) -> None:
-    """Wait for the lanes to tear down; a second interrupt abandons the wait and marks
-    ``interrupt.hosts_dirty`` (the runs stay in flight: a resume cleans their hosts)."""
-    try:
-        for f in futures:
-            f.exception()
-    except KeyboardInterrupt:
-        interrupt.hosts_dirty = True  # type: ignore[attr-defined]
+    """Wait for the lanes to kill and tear down their runs. A second interrupt does not stop
+    the teardown (a half-torn host keeps qdiscs, rules and monitors); a third abandons the
+    wait and marks ``interrupt.hosts_dirty`` (the runs stay in flight: a resume cleans)."""
+    more = 0
+    while True:
+        try:
+            _wait_all(futures)
+            return
+        except KeyboardInterrupt:
+            more += 1
+            if more >= 2:
+                interrupt.hosts_dirty = True  # type: ignore[attr-defined]
+                return
+            print("nimo: tearing down the runs in flight; interrupt once more to abandon "
+                  "them (a resume cleans their hosts)", file=sys.stderr, flush=True)
 
 
 def median_repeat(repeats: list[RunOutcome]) -> RunOutcome:
