@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nimo.campaign import RetryingRunner
+from nimo.campaign.runners import StoppableRunner
 from nimo.errors import NimoError
 from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
@@ -113,10 +114,16 @@ class Service:
         log.info("serving %s as %s", self.store.url, self.owner)
 
     def shutdown(self, wait: bool = True) -> None:
-        """Stop dispatching; running campaigns end after their runs in flight and are
-        queued again; then the service's claims and leases are released."""
+        """Stop: no campaign starts a new run; the runs in flight are killed and torn down
+        (as Ctrl-C does), and their campaigns queued again for the next service; then the
+        scheduler ends (waiting for them) and the service's claims and leases are released."""
         global _SERVICE
         self._stopping.set()
+        with self._lock:
+            running = list(self._runners.values())
+        for runner in running:
+            if isinstance(runner, StoppableRunner):
+                runner.stop()
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.pause()  # no job lookup starts from here (see _scheduler_class)
             with self.scheduler._jobstores_lock:
@@ -196,7 +203,7 @@ class Service:
         base = self.runner_factory or open_runner_for
 
         def factory(info: CampaignInfo) -> Runner:
-            runner = base(info)
+            runner = StoppableRunner(base(info))
             with self._lock:
                 self._runners[name] = runner
             return _Stoppable(RetryingRunner(runner, self.run_attempts), self._stopping)
@@ -210,6 +217,10 @@ class Service:
             log.info("%s queued again: the service is stopping", name)
         except Exception as e:  # one line in the store; the service keeps serving
             self._failed(name, e)
+        except KeyboardInterrupt as e:  # the service is stopping: the next one resumes it
+            self.store.set_status(name, CampaignStatus.QUEUED,
+                                  stopped_because=f"service stopped ({e})")
+            log.info("%s interrupted and queued again: the service is stopping", name)
         finally:
             with self._lock:
                 self._runners.pop(name, None)

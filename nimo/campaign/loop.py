@@ -156,9 +156,18 @@ class Campaign:
         except BaseException as e:
             self._notify("aborted", e)
             raise
+        self._fail_if_nothing_succeeded()
         result = self.result()
         self._notify("finished", result)
         return result
+
+    def _fail_if_nothing_succeeded(self) -> None:
+        """A campaign whose every run failed is broken, however its stop rule ended it
+        (a run budget spent on failures): it fails, and its runs are run again on resume."""
+        if self.stopped_because is None and self.failed_streak \
+                and not any(r.status == "done" for r in self.records):
+            self.stopped_because = (f"{len(self.failed_streak)} failed runs in a row and no "
+                                    f"run succeeded (last: {self.records[-1].reason})")
 
     def result(self, **final_extra: Any) -> CampaignResult:
         model = current_model(self.planner)

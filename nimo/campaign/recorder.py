@@ -51,7 +51,12 @@ class StoreRecorder(Observer):
                               stopped_because=result.stopped_because or "")
 
     def aborted(self, error: BaseException) -> None:
+        """Marked interrupted; on Ctrl-C (or a signal handled alike) whose teardown ended,
+        the runs in flight too (a second interrupt sets ``hosts_dirty`` on the error: they
+        stay in flight, so a resume cleans their hosts first)."""
         with contextlib.suppress(NimoError):
             reason = one_line(error, with_type=True)
             self._start()
             self.store.set_status(self.name, CampaignStatus.INTERRUPTED, stopped_because=reason)
+            if isinstance(error, KeyboardInterrupt) and not getattr(error, "hosts_dirty", False):
+                self.store.interrupt_in_flight(self.name)

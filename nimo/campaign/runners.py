@@ -1,10 +1,12 @@
 """Runner wrappers that compose: ``ResumingRunner`` answers what a previous life of the
-campaign finished, ``RetryingRunner`` runs a failed request again."""
+campaign finished, ``RetryingRunner`` runs a failed request again, ``StoppableRunner`` is
+stopped from another thread (a service shutting down)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Mapping, Sequence
 
 from nimo.errors import ConfigError, StoreError
@@ -63,10 +65,12 @@ class ResumingRunner(RunnerWrapper):
 
 
 def _as_requested(done: RunOutcome, request: RunRequest) -> RunOutcome:
-    """The stored outcome under the planner's own request (same values, its key order)."""
+    """The stored outcome under the planner's own request (same values, its key order); a
+    sample of a run that moved no data gets the occupancies older versions left out."""
     sample = done.sample
     if sample is not None:
-        sample = dataclasses.replace(sample, assignment=dict(request.assignment))
+        sample = dataclasses.replace(sample.with_no_data_occupancies(),
+                                     assignment=dict(request.assignment))
     return dataclasses.replace(done, request=request, sample=sample)
 
 
@@ -113,3 +117,42 @@ class RetryingRunner(RunnerWrapper):
             self.retried.append(request.run)
             outcome = self.inner.run(request)
         return outcome
+
+
+class RunnerStopped(KeyboardInterrupt):
+    """A ``StoppableRunner`` was stopped: handled as an interrupt (the campaign is marked
+    interrupted, its runs in flight too)."""
+
+
+class StoppableRunner(RunnerWrapper):
+    """Stopped from another thread by :meth:`stop`: no further request is run, the inner
+    runner's ``abort()`` (if it has one: the live executor kills and tears down its runs in
+    flight) is called, and ``run``/``run_many`` raise ``RunnerStopped``."""
+
+    def __init__(self, inner: Runner) -> None:
+        super().__init__(inner)
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        abort = getattr(self.inner, "abort", None)
+        if callable(abort):
+            abort()
+
+    def _check(self) -> None:
+        if self._stopped.is_set():
+            raise RunnerStopped("the runner was stopped")
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        self._check()
+        outcome = self.inner.run(request)
+        self._check()
+        return outcome
+
+    def run_many(
+        self, requests: Sequence[RunRequest], on_outcome: OutcomeCallback | None = None
+    ) -> list[RunOutcome]:
+        self._check()
+        outcomes = self.inner.run_many(requests, on_outcome)
+        self._check()
+        return outcomes

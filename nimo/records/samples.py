@@ -7,12 +7,15 @@ occupancies o_a and o_s, and the split of o_s into o_n and o_d.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nimo.errors import DataError
 
 TARGETS = ("o_a", "o_n", "o_d", "D")
+# The unit of data of a run that moved none: such a run is one unit of work (D = 1) that
+# spent all its time computing (o_a = T, o_n = o_d = 0), so that T = D x (o_a + o_n + o_d).
+NO_DATA_UNIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,14 @@ def occupancies(
     return Occupancies(o_a=o_a, o_n=o_s * share, o_d=o_s * (1.0 - share), D=D)
 
 
+def occupancies_without_data(T: float) -> Occupancies:
+    """Algorithm 3 for a run that moved no data: o_n = o_d = 0 (no I/O was made), and the
+    run is one unit of work (``D = NO_DATA_UNIT``), all of it compute: o_a = T / D."""
+    if T <= 0:
+        raise DataError(f"Algorithm 3 needs T > 0 (got T={T})")
+    return Occupancies(o_a=T / NO_DATA_UNIT, o_n=0.0, o_d=0.0, D=NO_DATA_UNIT)
+
+
 @dataclass(frozen=True)
 class Sample:
     """One completed run of G(I) on an assignment: ``<rho_1..rho_k, o_a, o_n, o_d, D>`` and T.
@@ -80,6 +91,15 @@ class Sample:
     @property
     def charged_s(self) -> float:
         return self.T if self.cost_s is None else self.cost_s
+
+    def with_no_data_occupancies(self) -> Sample:
+        """This sample, its occupancies filled in when the run moved no data (``meta``
+        ``data_bytes`` 0) and they are missing (stored by a version that refused such runs);
+        otherwise itself."""
+        if self.has_occupancies or self.meta.get("data_bytes") != 0:
+            return self
+        occ = occupancies_without_data(self.T)
+        return replace(self, D=occ.D, o_a=occ.o_a, o_n=occ.o_n, o_d=occ.o_d)
 
     def target(self, name: str) -> float:
         """Value of a predictor target: one of o_a, o_n, o_d, D or T."""

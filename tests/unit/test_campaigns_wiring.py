@@ -53,6 +53,36 @@ def test_holdout_runs_unused_assignments_and_reports_them(tmp_path) -> None:
     assert runner.ran == [r.run for r in runs]
 
 
+class DirtyCrash(FakeRunner):
+    """Interrupted while tearing down (a second Ctrl-C): the hosts may hold leftovers."""
+
+    def run(self, request):
+        try:
+            return super().run(request)
+        except KeyboardInterrupt as e:
+            e.hosts_dirty = True
+            raise
+
+
+def test_a_torn_down_interrupt_marks_the_runs_in_flight_interrupted(tmp_path, monkeypatch):
+    """Ctrl-C, SIGTERM or SIGHUP whose teardown ended: the runs in flight are interrupted at
+    once, and a resume has no host to clean."""
+    url = f"sqlite:///{tmp_path}/t.db"
+    cleaned: list[str] = []
+    from workbench import clean
+
+    monkeypatch.setattr(clean, "clean_inventory", lambda path: cleaned.append(path) or {})
+    with open_store(url) as store:
+        store.create_campaign("t", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
+        with pytest.raises(KeyboardInterrupt):
+            Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
+                     observers=[StoreRecorder(store, "t")]).run()
+        assert [r.run for r in store.runs("t") if r.status == "interrupted"] == [4]
+    again = FakeRunner()
+    campaigns.resume("t", store_url=url, progress=False, runner_factory=lambda info: again)
+    assert cleaned == [] and again.ran == [4, 5, 6]
+
+
 def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monkeypatch) -> None:
     url = f"sqlite:///{tmp_path}/l.db"
     cleaned: list[str] = []
@@ -64,7 +94,7 @@ def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monke
     with open_store(url) as store:
         store.create_campaign("l", "live", design={}, seed=2, spec={"inventory": EXAMPLE})
         with pytest.raises(KeyboardInterrupt):
-            Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
+            Campaign(FakePlanner(2, budget=6), DirtyCrash(crash_at=4),
                      observers=[StoreRecorder(store, "l")]).run()
     again = FakeRunner()
     result = campaigns.resume("l", store_url=url, progress=False,

@@ -69,10 +69,13 @@ def test_u_is_clamped_and_raw_kept():
     assert s.U == 1.0 and s.meta["U_raw"] == pytest.approx(1.04)
 
 
-def test_no_data_flow_gives_a_sample_without_occupancies():
-    s = collect(A, m(data_bytes=0))
-    assert s.D is None and s.o_a is None and not s.has_occupancies
-    assert s.meta["occupancies"].startswith("unavailable")
+def test_no_data_flow_is_a_sample_with_zero_io_occupancies():
+    s = collect(A, m(data_bytes=0))  # issue 11, defect 10
+    assert s.has_occupancies and s.o_n == 0.0 and s.o_d == 0.0 and s.o_a == s.T
+    assert s.meta["occupancies"].startswith("no data flow")
+
+
+def test_no_cpu_time_gives_a_sample_without_occupancies():
     s = collect(A, m(cpu_s=None))
     assert s.U is None and "no CPU time" in s.meta["occupancies"]
 

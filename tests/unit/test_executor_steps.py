@@ -90,7 +90,7 @@ def test_teardown_runs_every_step_in_reverse_and_collects_the_errors():
         teardown.push_step("c", lambda: done.append("c"))
         raise KeyError("set-up failed")
     assert done == ["c", "b", "a"]
-    assert len(teardown.errors) == 1 and teardown.errors[0].startswith("b: c1: `rmdir x`")
+    assert len(teardown.errors) == 1 and teardown.errors[0].startswith("b: busy (c1: `rmdir x`")
     assert teardown.seconds >= 0.0
 
 

@@ -93,9 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NimoError as e:
         print(f"nimo {args.command}: error: {printable(str(e))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"nimo {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C: 130; SIGTERM/SIGHUP (exitstatus.Terminated): 128+N
+        print(f"nimo {args.command}: interrupted ({e or 'Ctrl-C'})", file=sys.stderr)
+        return 128 + int(getattr(e, "signum", 2))
     except BrokenPipeError:
         _silence_stdout()
         return SIGPIPE_EXIT

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import sys
 from typing import Any
 
 from nimo.errors import ConfigError
@@ -60,5 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             serve_forever(service, until_idle=args.until_idle)
     except KeyboardInterrupt as e:
         logging.getLogger("nimo.serve").info("stopped (%s)", e or "Ctrl-C")
+        print(f"nimo serve: stopped ({e or 'Ctrl-C'}); running campaigns were torn down "
+              "and queued again", file=sys.stderr)
         return interrupted_status(e)
     return 0

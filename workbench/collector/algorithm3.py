@@ -4,6 +4,8 @@
 * ``U``: busy fraction of the CPU the run was allotted = cgroup CPU seconds / (T x cpus), where
   cpus is the run's ``cpu_share`` (one CPU when no CPU knob is explored); clamped to [0, 1].
 * ``D``: MB (10^6 bytes) moved on the compute host's data interface (rx + tx) during the run.
+  A run that moved none is a valid sample: o_n = o_d = 0, and it counts as one unit of work
+  (D = ``NO_DATA_UNIT``, o_a = T); the meta says so (``data_bytes: 0``, ``occupancies``).
 * Split of o_s (step 3-4): from NFS per-op times when the traces have them, else an estimate
   recorded in the sample meta as ``split: "estimate"`` with its ``split_method``.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nimo.records import Sample, occupancies
+from nimo.records.samples import NO_DATA_UNIT, occupancies_without_data
 from workbench.collector.tshark import SrtRow
 
 DATA_OPS = ("READ", "WRITE")
@@ -90,11 +93,18 @@ def split_io_time(m: RunMeasurements) -> tuple[float | None, float | None, dict[
 def collect(assignment: Mapping[str, float], m: RunMeasurements,
             profile: Mapping[str, float] | None = None, cost_s: float | None = None,
             meta: Mapping[str, Any] | None = None) -> Sample:
-    """Build the run's Sample; occupancies only when U and D > 0 are known."""
+    """Build the run's Sample; occupancies when U is known, or when no data moved."""
     U, raw = utilisation(m.cpu_s, m.T_s, m.cpus)
     D = m.data_bytes / MB
     info: dict[str, Any] = {**(meta or {}), "method": m.method, "cpu_s": m.cpu_s,
                             "U_raw": raw, "data_bytes": m.data_bytes, **m.extra}
+    if D <= 0 and m.T_s > 0:  # no I/O: all of T is compute, one unit of work
+        occ = occupancies_without_data(m.T_s)
+        info.update(split="none", occupancies=f"no data flow: o_n = o_d = 0, the run is "
+                    f"one unit of work (D = {NO_DATA_UNIT:g}, o_a = T)")
+        return Sample(assignment=dict(assignment), T=m.T_s, D=occ.D, U=U, o_a=occ.o_a,
+                      o_n=occ.o_n, o_d=occ.o_d, cost_s=cost_s, profile=dict(profile or {}),
+                      meta=info)
     net, disk, split = split_io_time(m)
     info.update(split)
     if U is None or D <= 0:

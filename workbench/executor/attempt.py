@@ -13,13 +13,13 @@ collected instead of stopping the others.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from nimo.errors import one_line
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from workbench.emulation import (
     Cgroup,
@@ -32,10 +32,12 @@ from workbench.emulation import (
     create_cgroup,
 )
 from workbench.emulation.hostobjects import forget, private_dir
-from workbench.errors import AppFailed, CommandTimeout, HostError, ParseError, WorkbenchError
+from workbench.errors import AppFailed, CommandTimeout, WorkbenchError
 from workbench.executor.hosts import HostPool
+from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
+from workbench.executor.reasons import cause_first, failure_reason
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
-from workbench.executor.stops import FatalSetupError, fatal_cause
+from workbench.executor.stops import FatalSetupError, RunAborted, fatal_cause
 from workbench.inventory import Host, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile
@@ -43,8 +45,6 @@ from workbench.remote import CommandResult, Connection
 from workbench.remote.group import run_parallel
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
 from workbench.workload import dataset_relpath
-
-REASON_CHARS = 300
 
 
 class Teardown(contextlib.ExitStack):
@@ -64,7 +64,7 @@ class Teardown(contextlib.ExitStack):
         try:
             undo()
         except Exception as e:  # noqa: BLE001 - every step must be attempted
-            self.errors.append(f"{name}: {one_line(e, limit=REASON_CHARS)}")
+            self.errors.append(f"{name}: {cause_first(e)}")
 
     def __exit__(self, *exc: Any) -> bool | None:
         t0 = time.monotonic()
@@ -84,8 +84,9 @@ class RunAttempt:
     """Algorithm 2 for one attempt; :meth:`execute` sets up, runs G and halts the monitors."""
 
     def __init__(self, pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
-                 attempt: int) -> None:
+                 attempt: int, abort: threading.Event) -> None:
         self.pool = pool
+        self.abort = abort
         self.inv = pool.inventory
         self.profiles = profiles
         self.compute = host
@@ -126,6 +127,7 @@ class RunAttempt:
         t = self._tick("prepare_s", t)
         mount, network, (cg, workdir) = self._set_up(s_iface)
         t = self._tick("setup_s", t)
+        self._check_abort()
         self.phase = "profile"
         profile = {**self._profile(cg), **workload}  # + the dataset level's profile
         t = self._tick("profile_s", t)
@@ -133,8 +135,10 @@ class RunAttempt:
         monitors = self._monitors(s_iface, mount)
         before = self._both(monitors.start, cg.usage)
         t = self._tick("monitors_start_s", t)
+        self._check_abort()
         self.phase = "running"
         result = self._run_app(cg, mount, workdir)
+        self._check_abort()
         t = self._tick("app_wall_s", t)
         self.phase = "collecting"
         usage = self._both(monitors.halt, cg.usage)
@@ -173,15 +177,26 @@ class RunAttempt:
         return got["mount"], got["network"], got["cgroup"]  # type: ignore[return-value]
 
     def _mount(self) -> MountRecord:
+        try:
+            mount = self._mount_dataset()
+        except WorkbenchError as e:
+            diagnosed = diagnose_sshfs(self.cconn, self.inv, self.compute, self.storage, e) \
+                if is_sshfs_failure(e) else e
+            if diagnosed is e:
+                raise
+        else:
+            self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
+            return mount
+        raise diagnosed  # outside the handler: its message starts with ssh's own cause
+
+    def _mount_dataset(self) -> MountRecord:
         st, storage = self.inv.storage, self.storage
-        mount = mount_dataset(
+        return mount_dataset(
             self.cconn, self.sconn, st.export, storage_address=storage.data_address,
             run_id=self.run_id, method=st.method,
             identity_file=st.identity_file or storage.key_file,
             known_hosts=st.known_hosts or storage.known_hosts,
             ssh_port=storage.port, ssh_user=storage.user, mountpoint=st.mountpoint)
-        self.teardown.push_step("unmount", lambda: unmount_dataset(self.cconn, mount))
-        return mount
 
     def _network(self, s_iface: str) -> NetworkRecord | None:
         spec = NetworkSpec(delay_ms=self.kinds.get("delay_ms", 0.0),
@@ -234,14 +249,19 @@ class RunAttempt:
                                             self.request.run, self.assignment))
         t0 = time.monotonic()
         try:
-            result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
-                                    check=False)
+            with _killed_on(self.abort, cg):
+                result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
+                                        check=False)
         except CommandTimeout:
             self.app_s = time.monotonic() - t0
             raise AppFailed(f"timeout: G exceeded application.timeout_s={app.timeout_s:g} s "
                             "and was killed") from None
         self.app_s = time.monotonic() - t0
         return result
+
+    def _check_abort(self) -> None:
+        if self.abort.is_set():
+            raise RunAborted(f"run {self.request.run} on {self.compute.name} stopped")
 
     def _profile(self, cg: Cgroup) -> dict[str, float]:
         """The assignment's resource profile; each part measured once per setting."""
@@ -257,6 +277,25 @@ class RunAttempt:
         return profile
 
 
+@contextlib.contextmanager
+def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
+    """While inside, setting ``abort`` kills every process of the run's cgroup (G)."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if abort.wait(0.2):
+                _quietly(cg.remove)  # kills the members; the teardown removes it (idempotent)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True, name="nimo-abort")
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def _quietly(fn: Callable[[], Any]) -> None:
     with contextlib.suppress(Exception):
         fn()
@@ -270,13 +309,14 @@ def _in_background(fn: Callable[[], MonitorReport]) -> Future[MonitorReport]:
 
 
 def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
-                attempt: int) -> tuple[RunOutcome, bool]:
+                attempt: int, abort: threading.Event | None = None) -> tuple[RunOutcome, bool]:
     """One attempt; returns the outcome and whether a failure is transient (worth a retry).
 
     Raises ``FatalSetupError`` (after the teardown) when the failure will fail every run:
-    a host refused us (key, host key, known_hosts) or a needed tool is missing."""
+    a host refused us (key, host key, known_hosts) or a needed tool is missing; and
+    ``RunAborted`` (after the teardown) once ``abort`` is set."""
     started, t0 = time.time(), time.monotonic()
-    run = RunAttempt(pool, profiles, host, request, attempt)
+    run = RunAttempt(pool, profiles, host, request, attempt, abort or threading.Event())
     sample: Sample | None = None
     try:
         with run.finals:
@@ -290,7 +330,7 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
             raise FatalSetupError(f"run {request.run} on {host.name}, {run.phase}: {fatal}",
                                   hint="fix the host (see `nimo doctor INVENTORY`), "
                                   "then `nimo campaign resume`") from e
-        reason, transient = _failure(run.phase, e)
+        reason, transient = failure_reason(run.phase, e)
     cost = time.monotonic() - t0
     if "prepare_s" in run.timing and not run.teardown.errors:  # the run's objects are all
         # removed: the hosts' markers (and store rows) go too
@@ -312,15 +352,3 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
                           started, time.time()), False
     return RunOutcome(request, RunStatus.FAILED, None, reason or "unknown failure",
                       overhead, host.name, started, time.time()), transient
-
-
-def _failure(phase: str, e: Exception) -> tuple[str, bool]:
-    """The one-line reason of a failed attempt, and whether it is transient."""
-    text = one_line(e, limit=REASON_CHARS)
-    if isinstance(e, HostError):
-        return f"{phase}: {text}", True
-    if isinstance(e, AppFailed):
-        return text, False
-    if isinstance(e, WorkbenchError | ParseError | OSError | ValueError):
-        return f"{phase}: {text}", False
-    return f"{phase}: internal error {type(e).__name__}: {text}", False

@@ -16,8 +16,9 @@ from workbench.emulation.hostobjects import ObjectLog, register_hook
 from workbench.errors import WorkbenchError
 from workbench.executor.attempt import run_attempt
 from workbench.executor.hosts import Connect, HostPool
+from workbench.executor.rotation import HostRotation
 from workbench.executor.schedule import FailureBudget, median_repeat, run_in_lanes
-from workbench.executor.stops import FailureBudgetExceeded
+from workbench.executor.stops import CampaignStopped, FailureBudgetExceeded, RunAborted
 from workbench.inventory import Host, Inventory, load_inventory
 from workbench.profiles import ProfileCache
 from workbench.remote import Connection
@@ -44,6 +45,8 @@ class SSHRunner:
         self._used_lock = threading.Lock()
         self._interrupted = threading.Event()
         self._hook_campaign: str | None = None
+        self._abort = threading.Event()  # kills the running G's (an interrupt, a shutdown)
+        self.rotation = HostRotation([h.name for h in inventory.compute_hosts])
 
     # -- Runner contract -------------------------------------------------------------------
     @property
@@ -61,26 +64,39 @@ class SSHRunner:
         return {"inventory": self._path}
 
     def run(self, request: RunRequest) -> RunOutcome:
-        """Run once on the first compute host (repeats, retries of transient failures).
-
-        Raises ``CampaignStopped`` instead of running once the failure policy said stop,
-        and ``FatalSetupError`` when a host cannot serve any run (``executor.stops``)."""
-        self._check_budget()
-        return self._run_repeats(self.inventory.compute_hosts[0], request)
+        """Run once on a compute host of the rotation (see :meth:`run_many`)."""
+        outcomes = self.run_many([request])
+        if not outcomes:
+            self._check_budget()
+            raise CampaignStopped(f"run {request.run} was not run: the runner was stopped")
+        return outcomes[0]
 
     def run_many(self, requests: Sequence[RunRequest],
                  on_outcome: OutcomeCallback | None = None) -> list[RunOutcome]:
         """Run independent requests concurrently, one at a time per compute host.
 
-        Outcomes come back in request order and go to ``on_outcome`` as each finishes.
-        Ctrl-C stops handing out new runs, lets the running ones tear down, then re-raises.
-        When the failure policy says stop, or a fatal setup error occurs, no further run is
-        started and, once the running ones have finished, ``FailureBudgetExceeded`` or
-        ``FatalSetupError`` is raised (the finished ones went to ``on_outcome``).
+        Outcomes come back in request order and go to ``on_outcome`` as each finishes. A
+        run that failed for a host reason (after ``policies.retries``) is run on another
+        host while its host sits out a backoff (``executor.rotation``); it counts as failed
+        once every compute host failed it. Ctrl-C (SIGTERM, SIGHUP) kills the running G's,
+        tears them down, then re-raises. When the failure policy says stop, or a fatal
+        setup error occurs, no further run is started and, once the running ones have
+        finished, ``FailureBudgetExceeded`` or ``FatalSetupError`` is raised (the finished
+        ones went to ``on_outcome``).
         """
         self._check_budget()
+
+        def recorded(outcome: RunOutcome) -> None:
+            self._note_used(outcome)
+            if self._budget.record(outcome):
+                self._interrupted.set()  # no new runs in the other lanes
+            if on_outcome is not None:
+                on_outcome(outcome)
+
         outcomes = run_in_lanes(self.inventory.compute_hosts, requests, self._run_repeats,
-                                on_outcome, self._interrupted)
+                                recorded, self._interrupted, self.rotation, self._abort)
+        if self._abort.is_set():
+            raise RunAborted("the runner was stopped")
         self._check_budget()
         return outcomes
 
@@ -90,6 +106,12 @@ class SSHRunner:
         self._pool.campaign = campaign
         self._hook_campaign = campaign
         register_hook(campaign, hook)
+
+    def abort(self) -> None:
+        """Stop from another thread (a service shutting down): no new runs, the running
+        G's are killed and torn down, and ``run_many`` raises ``RunAborted``."""
+        self._abort.set()
+        self._interrupted.set()
 
     def close(self) -> None:
         """Remove the app dirs and close every connection (idempotent)."""
@@ -139,28 +161,27 @@ class SSHRunner:
                 hint="fix what made the runs fail (`nimo campaign status`), then "
                 "`nimo campaign resume`")
 
-    def _run_repeats(self, host: Host, request: RunRequest) -> RunOutcome:
+    def _run_repeats(self, host: Host, request: RunRequest) -> tuple[RunOutcome, bool]:
         """``application.repeats`` runs (each with retries of transient failures); the
-        outcome is the repeat with the median T, charged the cost of all repeats."""
+        outcome is the repeat with the median T, charged the cost of all repeats; and
+        whether it failed for a host reason."""
         repeats: list[RunOutcome] = []
+        host_fault = False
         for _ in range(self.inventory.application.repeats):
-            outcome = self._run_retrying(host, request)
+            outcome, host_fault = self._run_retrying(host, request)
             repeats.append(outcome)
             if not outcome.ok:
                 break
-        outcome = median_repeat(repeats)
-        self._note_used(outcome)
-        if self._budget.record(outcome):
-            self._interrupted.set()  # no new runs in the other lanes
-        return outcome
+        return median_repeat(repeats), host_fault
 
-    def _run_retrying(self, host: Host, request: RunRequest) -> RunOutcome:
+    def _run_retrying(self, host: Host, request: RunRequest) -> tuple[RunOutcome, bool]:
         for attempt in range(self.inventory.policies.retries + 1):
-            outcome, transient = run_attempt(self._pool, self.profiles, host, request, attempt)
+            outcome, transient = run_attempt(self._pool, self.profiles, host, request, attempt,
+                                             self._abort)
             if outcome.ok or not transient:
                 break
             self._pool.reset(host)
-        return outcome
+        return outcome, not outcome.ok and transient
 
     def _note_used(self, outcome: RunOutcome) -> None:
         try:

@@ -1,72 +1,154 @@
 """Host scheduling: which compute host runs which request, repeats, and the failure budget.
 
-Each compute host is a lane: it runs one request at a time, lanes run concurrently. A
-request is run ``application.repeats`` times (each attempt retried on transient failures by
+Each compute host is a lane: it runs one request at a time, lanes run concurrently; a host
+whose run failed for a host reason sits out a while (``executor.rotation``). A request is
+run ``application.repeats`` times (each attempt retried on transient failures by
 the runner); the outcome is the median-T repeat.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 
 from nimo.records import RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback
+from workbench.executor.rotation import HostRotation
 from workbench.inventory import Host, Policies
 
-RunOn = Callable[[Host, RunRequest], RunOutcome]
+# runs one request on one host: its outcome, and whether it failed for a host reason
+RunOn = Callable[[Host, RunRequest], tuple[RunOutcome, bool]]
+
+
+@dataclass
+class _Item:
+    index: int
+    request: RunRequest
+    failed_on: set[str] = field(default_factory=set)
+
+
+class _Lanes:
+    """The shared state of :func:`run_in_lanes` (see there)."""
+
+    def __init__(self, lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: RunOn,
+                 on_outcome: OutcomeCallback | None, interrupted: threading.Event,
+                 rotation: HostRotation) -> None:
+        self.names = {h.name for h in lanes}
+        self.pending = [_Item(i, r) for i, r in enumerate(requests)]
+        self.results: dict[int, RunOutcome] = {}
+        self.busy = 0
+        self.cond = threading.Condition()
+        self.run_on, self.on_outcome = run_on, on_outcome
+        self.interrupted, self.rotation = interrupted, rotation
+
+    def _take(self, host: str) -> _Item | None:
+        """The next request ``host`` may run (waits while it sits out a backoff), or None
+        when nothing is left to run here."""
+        with self.cond:
+            while not self.interrupted.is_set() and (self.pending or self.busy):
+                wait = self.rotation.wait_s(host)
+                item = next((it for it in self.pending if host not in it.failed_on), None)
+                if wait <= 0 and item is not None:
+                    self.pending.remove(item)
+                    self.busy += 1
+                    return item
+                self.cond.wait(min(wait, 1.0) if wait > 0 else 1.0)
+            return None
+
+    def lane(self, host: Host) -> None:
+        while (item := self._take(host.name)) is not None:
+            try:
+                outcome, host_fault = self.run_on(host, item.request)
+            except BaseException:
+                self.interrupted.set()
+                with self.cond:
+                    self.busy -= 1
+                    self.cond.notify_all()
+                raise
+            with self.cond:
+                self.busy -= 1
+                self._settle(host.name, item, outcome, host_fault)
+                self.cond.notify_all()
+
+    def _settle(self, host: str, item: _Item, outcome: RunOutcome, host_fault: bool) -> None:
+        if host_fault:
+            self.rotation.failed(host, outcome.reason or "")
+            item.failed_on.add(host)
+            if self.names - item.failed_on:  # another host may run it: not a failed run
+                self.pending.insert(0, item)
+                return
+        elif outcome.ok:
+            self.rotation.succeeded(host)
+        self.results[item.index] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
 
 
 def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: RunOn,
                  on_outcome: OutcomeCallback | None, interrupted: threading.Event,
+                 rotation: HostRotation | None = None, abort: threading.Event | None = None,
                  ) -> list[RunOutcome]:
     """Run ``requests`` on the ``lanes`` (one at a time per lane, lanes concurrently).
 
-    Outcomes come back in request order and go to ``on_outcome`` as each finishes. Setting
-    ``interrupted`` (the failure budget does) stops handing out new runs: the outcomes of the
-    runs made are returned. Ctrl-C, or an error ``run_on`` raises (a fatal setup error), also
-    stops handing out runs, lets the running ones finish and tear down, then propagates.
+    Outcomes come back in request order and go to ``on_outcome`` as each finishes. A run
+    that failed for a host reason goes back to the queue for another host, and its host
+    sits out a backoff (``rotation``); it is a failed run once every host failed it.
+    Setting ``interrupted`` (the failure budget does) stops handing out new runs: the
+    outcomes of the runs made are returned. Ctrl-C (or SIGTERM/SIGHUP, raised as one) sets
+    ``abort`` too, which kills the running G's; their teardown runs, then the interrupt
+    propagates. An error ``run_on`` raises (a fatal setup error) also stops handing out
+    runs, lets the running ones finish and tear down, then propagates.
     """
-    pending = list(enumerate(requests))
-    results: dict[int, RunOutcome] = {}
-    lock = threading.Lock()
-
-    def lane(host: Host) -> None:
-        while True:
-            with lock:
-                if not pending or interrupted.is_set():
-                    return
-                i, request = pending.pop(0)
-            try:
-                outcome = run_on(host, request)
-            except BaseException:
-                interrupted.set()
-                raise
-            with lock:
-                results[i] = outcome
-                if on_outcome is not None:
-                    on_outcome(outcome)
-
-    hosts = lanes[: max(1, len(requests))]
+    state = _Lanes(lanes, requests, run_on, on_outcome, interrupted,
+                   rotation or HostRotation([h.name for h in lanes]))
     interrupted.clear()
-    pool = ThreadPoolExecutor(max_workers=len(hosts), thread_name_prefix="nimo-run")
-    futures = [pool.submit(lane, h) for h in hosts]
+    pool = ThreadPoolExecutor(max_workers=max(1, len(lanes)), thread_name_prefix="nimo-run")
+    futures = [pool.submit(state.lane, h) for h in lanes]
     try:
+        _wait_all(futures)
         errors = [e for e in (f.exception() for f in futures) if e is not None]
-    except KeyboardInterrupt:
-        interrupted.set()  # no new runs; running ones tear down (a 2nd ^C abandons)
-        with contextlib.suppress(KeyboardInterrupt):
-            for f in futures:
-                f.exception()
+    except KeyboardInterrupt as e:
+        interrupted.set()  # no new runs; running ones are killed and torn down
+        if abort is not None:
+            abort.set()
+        with state.cond:
+            state.cond.notify_all()
+        _wait_for_teardown(futures, e)
         raise
     finally:
         pool.shutdown(wait=False)
     if errors:
         raise errors[0]
-    return [results[i] for i in range(len(requests)) if i in results]
+    return [state.results[i] for i in range(len(requests)) if i in state.results]
+
+
+def _wait_all(futures: Sequence[Future[None]]) -> None:
+    """Wait for ``futures`` in short slices, so an interrupt is seen at once (also one
+    that does not wake a blocked wait, such as ``_thread.interrupt_main``)."""
+    while wait(futures, timeout=0.2).not_done:
+        pass
+
+
+def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInterrupt) -> None:
+    """Wait for the lanes to kill and tear down their runs. A second interrupt does not stop
+    the teardown (a half-torn host keeps qdiscs, rules and monitors); a third abandons the
+    wait and marks ``interrupt.hosts_dirty`` (the runs stay in flight: a resume cleans)."""
+    more = 0
+    while True:
+        try:
+            _wait_all(futures)
+            return
+        except KeyboardInterrupt:
+            more += 1
+            if more >= 2:
+                interrupt.hosts_dirty = True  # type: ignore[attr-defined]
+                return
+            print("nimo: tearing down the runs in flight; interrupt once more to abandon "
+                  "them (a resume cleans their hosts)", file=sys.stderr, flush=True)
 
 
 def median_repeat(repeats: list[RunOutcome]) -> RunOutcome:

@@ -49,3 +49,8 @@ def fatal_cause(error: BaseException) -> str | None:
                     f"(`{tool}`, exit 127): {e}")
         e = e.__cause__ or e.__context__
     return None
+
+
+class RunAborted(KeyboardInterrupt):
+    """The runs in flight were killed and torn down because the process is stopping
+    (Ctrl-C, SIGTERM, SIGHUP, a service shutting down); handled as an interrupt."""
