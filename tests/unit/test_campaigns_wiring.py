@@ -73,7 +73,7 @@ def test_a_torn_down_interrupt_marks_the_runs_in_flight_interrupted(tmp_path, mo
 
     monkeypatch.setattr(clean, "clean_inventory", lambda path: cleaned.append(path) or {})
     with open_store(url) as store:
-        store.create_campaign("t", "live", design={}, seed=2, spec={"inventory": "inv.yaml"})
+        store.create_campaign("t", "live", design={}, seed=2, spec={"inventory": EXAMPLE})
         with pytest.raises(KeyboardInterrupt):
             Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
                      observers=[StoreRecorder(store, "t")]).run()

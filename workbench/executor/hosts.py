@@ -66,18 +66,28 @@ class HostPool:
         return f"{campaign_token(self.campaign)}-r{run}-{attempt}-{secrets.token_hex(2)}"
 
     def close(self) -> None:
-        """Remove the app dirs and close every connection (idempotent)."""
+        """Remove the app dirs and close every connection (idempotent). An interrupt (a
+        second Ctrl-C or SIGTERM) does not cut it short: it is raised once all is removed."""
+        interrupt: BaseException | None = None
         with self._lock:
             for name, app_dir in list(self.app_dirs.items()):
-                with contextlib.suppress(Exception):
-                    conn = self.conn(name)
-                    conn.run(["rm", "-rf", "--", app_dir], timeout=60)
-                    forget(conn, self._apps_run_id())
+                for _ in range(2):  # once more if an interrupt cut the removal short
+                    try:
+                        conn = self.conn(name)
+                        conn.run(["rm", "-rf", "--", app_dir], timeout=60)
+                        forget(conn, self._apps_run_id())
+                        break
+                    except Exception:
+                        break
+                    except BaseException as e:  # an interrupt: re-raised below
+                        interrupt = interrupt or e
                 del self.app_dirs[name]
             for conn in self._conns.values():
                 with contextlib.suppress(Exception):
                     conn.close()
             self._conns.clear()
+        if interrupt is not None:
+            raise interrupt
 
     def prepare(self, compute: Host, storage: Host) -> None:
         """Prepare both hosts of a lane once; later runs wait for the first one's result."""
