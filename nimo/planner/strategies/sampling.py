@@ -182,20 +182,12 @@ def _covered(view: PlanView) -> bool:
     )
 
 
-class SpaceFillingThenUncertainty(Sampling):
-    """Never one attribute at a time: every attribute is used from the first pick. A
-    space-filling start (cost-aware maximin over the candidates in rank-scaled space, about
-    2 runs per attribute), then cost-aware uncertainty sampling (committee spread plus the
-    model's predictive sd, divided by predicted T ** cost_exponent) interleaved with a
-    maximin pick every ``EXPLORE_EVERY`` runs, so that no region stays unmeasured because
-    a model was sure of it."""
-
-    EXPLORE_EVERY = 3
+class FreeSampling(Sampling):
+    """Never one attribute at a time: every attribute is used from the first pick, and the
+    stop rule waits for a start of about 2 runs per attribute."""
 
     def __init__(self, cost_exponent: float = 0.5) -> None:
         super().__init__(cost_exponent)
-        self.picks = 0
-        self.distance: MinDistance | None = None
         self.joined = False
 
     def select(self, view: PlanView, attribute: str) -> Assignment | None:
@@ -215,6 +207,22 @@ class SpaceFillingThenUncertainty(Sampling):
 
     def exploring(self, view: PlanView) -> bool:
         return view.learner.n < self.start_size(view)
+
+
+class SpaceFillingThenUncertainty(FreeSampling):
+    """Never one attribute at a time: every attribute is used from the first pick. A
+    space-filling start (cost-aware maximin over the candidates in rank-scaled space, about
+    2 runs per attribute), then cost-aware uncertainty sampling (committee spread plus the
+    model's predictive sd, divided by predicted T ** cost_exponent) interleaved with a
+    maximin pick every ``EXPLORE_EVERY`` runs, so that no region stays unmeasured because
+    a model was sure of it."""
+
+    EXPLORE_EVERY = 3
+
+    def __init__(self, cost_exponent: float = 0.5) -> None:
+        super().__init__(cost_exponent)
+        self.picks = 0
+        self.distance: MinDistance | None = None
 
     def select_free(self, view: PlanView) -> Assignment | None:
         pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
@@ -236,7 +244,7 @@ class SpaceFillingThenUncertainty(Sampling):
         return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
 
 
-class SupportPoints(Sampling):
+class SupportPoints(FreeSampling):
     """Every pick a greedy support point (``nimo.planner.strategies.support``): measured
     assignments spread out and distributed like the candidates, every attribute used from
     the first pick. The model does not steer the picks, so the cross-validated error over
@@ -246,22 +254,6 @@ class SupportPoints(Sampling):
     def __init__(self, cost_exponent: float = 0.5) -> None:
         super().__init__(cost_exponent)
         self.energy: EnergyCriterion | None = None
-        self.joined = False
-
-    def select(self, view: PlanView, attribute: str) -> Assignment | None:
-        return self.select_free(view)
-
-    @property
-    def free(self) -> bool:
-        return True
-
-    def before_pick(self, view: PlanView) -> None:
-        if not self.joined:
-            self.joined = True
-            view.use_every_attribute()
-
-    def exploring(self, view: PlanView) -> bool:
-        return view.learner.n < 2 * len(view.space.names) + 2
 
     def select_free(self, view: PlanView) -> Assignment | None:
         pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
