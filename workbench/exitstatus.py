@@ -75,6 +75,29 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextlib.contextmanager
+def interrupts_deferred(reraise: bool = True) -> Iterator[list[KeyboardInterrupt]]:
+    """While inside, Ctrl-C, SIGTERM and SIGHUP are noted, not raised (a teardown that must
+    finish); with ``reraise`` the first one noted is raised on a normal exit. A no-op off
+    the main thread."""
+    noted: list[KeyboardInterrupt] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        noted.append(KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum))
+
+    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield noted
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if noted and reraise:
+        raise noted[0]
+
+
 def stacks_on_sigusr1() -> None:
     """``kill -USR1 PID`` prints every thread's stack on stderr (a process that will not
     stop tells where it waits); nothing when stderr is no file (in-process callers)."""

@@ -139,6 +139,48 @@ def assert_clean(conn, iface: str = "data0") -> None:
     assert not left, f"{conn.name}: left behind: {left}"
 
 
+_SCRUB = r"""
+for q in $(ls /sys/class/net | grep '^data'); do
+  tc qdisc show dev "$q" | grep -qE 'tbf|netem|htb' && tc qdisc del dev "$q" root
+done
+iptables -w 5 -t mangle -S | grep -- 'nimo-' | sed 's/^-A/-D/' | while read -r r; do
+  eval "iptables -w 5 -t mangle $r"; done
+grep fuse /proc/mounts | awk '{print $2}' | grep nimo- | while read -r m; do
+  fusermount -uz "$m" 2>/dev/null || umount -l "$m"; done
+pkill -f 'nimo-delayer.py'; pkill -f "ganesha.nfsd -f /tmp/nimo-"
+find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -depth -type d -name "nimo-*.$1" -exec rmdir {} \;
+rm -rf /tmp/nimo-*."$1"
+true
+"""
+
+
+def scrub(conn) -> None:
+    """Remove every nimo- object ``leftovers`` would list (the next test starts clean)."""
+    from workbench.emulation.common import host_token
+
+    conn.run(["sh", "-c", _SCRUB, "x", host_token(conn)], timeout=60, check=False)
+
+
+@pytest.fixture(autouse=True)
+def _leftovers_stay_with_their_test(request):
+    """After a test on the shared lab, whatever it left is reported (a warning naming the
+    test) and scrubbed, so one test's leak fails that test only, not every later one."""
+    yield
+    if "lab" not in request.fixturenames:
+        return
+    import warnings
+
+    the_lab = request.getfixturevalue("lab")
+    for host in the_lab.hosts:
+        with the_lab.connect(host.name) as conn:
+            ifaces = conn.run(["sh", "-c", "ls /sys/class/net | grep '^data'; true"]).stdout
+            left = {k: v for iface in ifaces.split() or ["data0"]
+                    for k, v in leftovers(conn, iface).items() if v}
+            if left:
+                warnings.warn(f"{request.node.nodeid} left on {host.name}: {left}", stacklevel=1)
+                scrub(conn)
+
+
 @pytest.fixture(name="assert_clean")
 def _assert_clean_fixture():
     """``assert_clean(conn, iface="data0")``: fail if any nimo- emulation state is left."""

@@ -36,7 +36,7 @@ traversal: round_robin
 attribute_order: pbdf
 error: loo
 predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 12}
+stop: {error_pct: 0.01, min_samples: 5, max_runs: 20}
 """
 KNOBS = [
     {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
@@ -175,7 +175,7 @@ def _chaos(lab, actors: list[Actor], url: str, rng: np.random.Generator) -> dict
     seen: dict = {}
     kills = 0
     for event in events:
-        deadline = time.monotonic() + rng.uniform(1.0, 4.0)
+        deadline = time.monotonic() + rng.uniform(0.5, 2.5)
         while time.monotonic() < deadline:
             for a in actors:
                 a.reap()
@@ -193,7 +193,7 @@ def _chaos(lab, actors: list[Actor], url: str, rng: np.random.Generator) -> dict
     return seen
 
 
-def _finish(actors: list[Actor], timeout_s: float = 240) -> None:
+def _finish(actors: list[Actor], timeout_s: float = 400) -> None:
     deadline = time.monotonic() + timeout_s
     while not all(a.finished for a in actors):
         assert time.monotonic() < deadline, {a.name: a.exits for a in actors}

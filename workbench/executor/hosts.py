@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import sys
 import threading
 from collections.abc import Callable, Mapping
 
@@ -19,6 +20,7 @@ from workbench import apps as shipped
 from workbench.emulation.hostobjects import campaign_token, forget, private_dir, put_atomic
 from workbench.emulation.network import route_iface
 from workbench.errors import HostError, WorkbenchError
+from workbench.exitstatus import interrupts_deferred
 from workbench.inventory import Host, Inventory, render_argv
 from workbench.monitors import find_sadc
 from workbench.remote import Connection
@@ -67,27 +69,32 @@ class HostPool:
 
     def close(self) -> None:
         """Remove the app dirs and close every connection (idempotent). An interrupt (a
-        second Ctrl-C or SIGTERM) does not cut it short: it is raised once all is removed."""
-        interrupt: BaseException | None = None
-        with self._lock:
+        second Ctrl-C or SIGTERM) does not cut it short: it is raised once all is removed.
+        A broken connection is reopened for the removal; a dir that still cannot be removed
+        is named on stderr (its host's marker keeps it for ``nimo clean``)."""
+        with interrupts_deferred(), self._lock:
             for name, app_dir in list(self.app_dirs.items()):
-                for _ in range(2):  # once more if an interrupt cut the removal short
-                    try:
-                        conn = self.conn(name)
-                        conn.run(["rm", "-rf", "--", app_dir], timeout=60)
-                        forget(conn, self._apps_run_id())
-                        break
-                    except Exception:
-                        break
-                    except BaseException as e:  # an interrupt: re-raised below
-                        interrupt = interrupt or e
+                self._remove_app_dir(name, app_dir)
                 del self.app_dirs[name]
             for conn in self._conns.values():
                 with contextlib.suppress(Exception):
                     conn.close()
             self._conns.clear()
-        if interrupt is not None:
-            raise interrupt
+
+    def _remove_app_dir(self, name: str, app_dir: str, attempts: int = 3) -> None:
+        error: Exception | None = None
+        for _ in range(attempts):
+            try:
+                conn = self.conn(name)
+                conn.run(["rm", "-rf", "--", app_dir], timeout=60, check=True)
+                forget(conn, self._apps_run_id())
+                return
+            except Exception as e:  # a connection cut by the interrupt: reopen it
+                error = e
+                with contextlib.suppress(Exception):
+                    self._conns.pop(name).close()
+        print(f"nimo: {name}: could not remove {app_dir} ({error}); `nimo clean` removes it",
+              file=sys.stderr)
 
     def prepare(self, compute: Host, storage: Host) -> None:
         """Prepare both hosts of a lane once; later runs wait for the first one's result."""

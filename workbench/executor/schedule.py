@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from nimo.records import RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback
 from workbench.executor.rotation import HostRotation
+from workbench.exitstatus import interrupts_deferred
 from workbench.inventory import Host, Policies
 
 # runs one request on one host: its outcome, and whether it failed for a host reason
@@ -112,12 +113,13 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
         _wait_all(futures)
         errors = [e for e in (f.exception() for f in futures) if e is not None]
     except KeyboardInterrupt as e:
-        interrupted.set()  # no new runs; running ones are killed and torn down
-        if abort is not None:
-            abort.set()
-        with state.cond:
-            state.cond.notify_all()
-        _wait_for_teardown(futures, e)
+        with interrupts_deferred(reraise=False) as noted:  # a second one waits for teardown
+            interrupted.set()  # no new runs; running ones are killed and torn down
+            if abort is not None:
+                abort.set()
+            with state.cond:
+                state.cond.notify_all()
+        _wait_for_teardown(futures, e, more=len(noted))
         raise
     finally:
         pool.shutdown(wait=False)
@@ -133,22 +135,28 @@ def _wait_all(futures: Sequence[Future[None]]) -> None:
         pass
 
 
-def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInterrupt) -> None:
+def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInterrupt,
+                       more: int = 0) -> None:
     """Wait for the lanes to kill and tear down their runs. A second interrupt does not stop
     the teardown (a half-torn host keeps qdiscs, rules and monitors); a third abandons the
-    wait and marks ``interrupt.hosts_dirty`` (the runs stay in flight: a resume cleans)."""
-    more = 0
-    while True:
+    wait and marks ``interrupt.hosts_dirty`` (the runs stay in flight: a resume cleans).
+    ``more``: interrupts already noted since the first."""
+    if more:
+        _say_tearing_down()
+    while more < 2:
         try:
             _wait_all(futures)
             return
         except KeyboardInterrupt:
             more += 1
-            if more >= 2:
-                interrupt.hosts_dirty = True  # type: ignore[attr-defined]
-                return
-            print("nimo: tearing down the runs in flight; interrupt once more to abandon "
-                  "them (a resume cleans their hosts)", file=sys.stderr, flush=True)
+            if more < 2:
+                _say_tearing_down()
+    interrupt.hosts_dirty = True  # type: ignore[attr-defined]
+
+
+def _say_tearing_down() -> None:
+    print("nimo: tearing down the runs in flight; interrupt once more to abandon "
+          "them (a resume cleans their hosts)", file=sys.stderr, flush=True)
 
 
 def median_repeat(repeats: list[RunOutcome]) -> RunOutcome:
