@@ -143,11 +143,13 @@ _SCRUB = r"""
 for q in $(ls /sys/class/net | grep '^data'); do
   tc qdisc show dev "$q" | grep -qE 'tbf|netem|htb' && tc qdisc del dev "$q" root
 done
-iptables -w 5 -t mangle -S | grep -- 'nimo-' | sed 's/^-A/-D/' | while read -r r; do
-  eval "iptables -w 5 -t mangle $r"; done
+iptables -w 5 -t mangle -S | grep -- 'nimo-' | grep '^-A' | sed 's/^-A/-D/' |
+  while read -r r; do eval "iptables -w 5 -t mangle $r"; done
+iptables -w 5 -t mangle -S | grep '^-N nimo-' | while read -r _ c; do
+  iptables -w 5 -t mangle -F "$c"; iptables -w 5 -t mangle -X "$c"; done
 grep fuse /proc/mounts | awk '{print $2}' | grep nimo- | while read -r m; do
   fusermount -uz "$m" 2>/dev/null || umount -l "$m"; done
-pkill -f 'nimo-delayer.py'; pkill -f "ganesha.nfsd -f /tmp/nimo-"
+pkill -f 'nimo-[d]elayer[.]py'; pkill -f 'ganesha[.]nfsd -f /tmp/nimo-'  # [x]: not this sh
 find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -depth -type d -name "nimo-*.$1" -exec rmdir {} \;
 rm -rf /tmp/nimo-*."$1"
 true

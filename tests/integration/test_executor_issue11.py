@@ -246,9 +246,10 @@ def test_a_refused_storage_login_stops_the_campaign_at_once(lab, tmp_path, case)
 
 
 # -- failure reasons keep their cause -----------------------------------------------------
-def test_a_failure_reason_starts_with_its_cause(lab, tmp_path):
+def test_a_failure_reason_starts_with_its_cause(lab, tmp_path, assert_clean):
     """A dataset generator with a long command line fails with 'No space left on device'
-    as its last stderr line: the stored and printed reason start with it."""
+    as its last stderr line: the stored and printed reason start with it. Each run prepared
+    the storage host again: one private app dir, removed at the end."""
     padding = "x" * 400  # the command line alone is longer than a reason may be
     gen = ["sh", "-c", "echo progress >&2; echo 'write error: No space left on device' >&2; "
            "exit 1", "gen", padding]
@@ -265,6 +266,7 @@ def test_a_failure_reason_starts_with_its_cause(lab, tmp_path):
     assert reasons and all(r.startswith("interrupted (write error: No space left on device")
                            for r in reasons), reasons
     assert "run 2: write error: No space left on device" in out.stdout
+    all_clean(lab, assert_clean)
 
 
 def test_a_second_signal_does_not_stop_the_teardown(lab, tmp_path, assert_clean):

@@ -123,9 +123,12 @@ class HostPool:
 
     def _prepare_host(self, host: Host) -> None:
         conn = self.conn(host.name)
-        app_dir = private_dir(conn, self._apps_run_id(), "apps")
-        with self._lock:
-            self.app_dirs[host.name] = app_dir
+        with self._lock:  # a preparation that failed before made it: reuse it
+            app_dir = self.app_dirs.get(host.name)
+        if app_dir is None:
+            app_dir = private_dir(conn, self._apps_run_id(), "apps")
+            with self._lock:
+                self.app_dirs[host.name] = app_dir
         for f in shipped.script_files():
             put_atomic(conn, f, f"{app_dir}/{f.name}", mode=0o755)
         self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None
