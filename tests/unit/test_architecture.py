@@ -136,3 +136,12 @@ def test_modules_and_functions_stay_small():
             too_big.append(f"{path.relative_to(ROOT)} has {lines} lines")
         too_big.extend(_long_functions(path))
     assert not too_big, too_big
+
+
+def test_test_module_names_are_unique() -> None:
+    """pytest imports test modules by basename (no packages under tests/): two files of one
+    name in different folders stop the whole run with an import mismatch."""
+    tests = Path(__file__).resolve().parents[1]
+    names = sorted(p.name for p in tests.rglob("*.py")
+                   if p.parent != tests and p.name != "conftest.py")
+    assert [n for i, n in enumerate(names) if n in names[:i]] == []
