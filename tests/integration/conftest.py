@@ -218,3 +218,28 @@ def lab_inventory(lab, tmp_path: Path, app: str, size_mb: float, *, dataset: str
     path = tmp_path / f"{name or app}.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return str(path)
+
+
+FIXED_RUNS_DESIGN = """\
+name: {name}
+strategy: nimo
+sampling: lmax_i1+uncertainty
+reference: min
+predictor_order: pbdf
+traversal: round_robin
+attribute_order: pbdf
+error: loo
+predictors: {{}}
+stop: {{error_pct: 0.01, min_samples: 5, max_runs: {max_runs}}}
+"""
+SMALL_KNOBS = [  # three knobs of three levels: short runs of the lab's shipped apps
+    {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
+    {"name": "delay_ms", "kind": "delay_ms", "levels": [0, 2, 5]},
+    {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100, 200, 400]},
+]
+
+
+def fixed_runs_design(name: str, max_runs: int) -> str:
+    """A design that makes exactly ``max_runs`` runs (its error target is out of reach),
+    with the paper's cheap planner: for tests about running, not learning."""
+    return FIXED_RUNS_DESIGN.format(name=name, max_runs=max_runs)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import SMALL_KNOBS, fixed_runs_design
 
 from nimo.records import RunStatus
 from nimo.store import open_store
@@ -26,23 +27,8 @@ from nimo.store import open_store
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 KILLS, FLAPS = 30, 5
-DESIGN = """\
-name: chaos
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 20}
-"""
-KNOBS = [
-    {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
-    {"name": "delay_ms", "kind": "delay_ms", "levels": [0, 2, 5]},
-    {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100, 200, 400]},
-]
+DESIGN = fixed_runs_design("chaos", 20)
+KNOBS = SMALL_KNOBS
 CAMPAIGNS = {"cli": ["compute1"], "east": ["compute2"], "west": ["compute1", "compute3"]}
 SHARED = "storage1"
 # SIGTERM before the handler is installed (interpreter start-up, imports: nothing started yet)

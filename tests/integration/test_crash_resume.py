@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import fixed_runs_design
 
 from nimo.model import CostModel
 from nimo.records import RunStatus
@@ -22,18 +23,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS = 20
-DESIGN = """\
-name: crash-test
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 90}
-"""
+DESIGN = fixed_runs_design("crash-test", 90)
 
 
 def _nimo(*args: str) -> list[str]:
@@ -165,18 +155,7 @@ def test_resume_of_a_finished_campaign_runs_nothing(data: Path, tmp_path: Path) 
         assert [(r.run, r.attempts, r.status) for r in store.runs("done")] == before
 
 
-LIVE_DESIGN = """\
-name: crash-live
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 40}
-"""
+LIVE_DESIGN = fixed_runs_design("crash-live", 40)
 LIVE_KNOBS = [  # short runs: ~0.3-1 s of application time each
     {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
     {"name": "memory_mb", "kind": "memory_mb", "levels": [96, 256]},

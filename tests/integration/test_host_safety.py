@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import lab_inventory, leftovers
+from conftest import fixed_runs_design, lab_inventory, leftovers
 
 from nimo.records import RunRequest, RunStatus
 from workbench.errors import EmulationError
@@ -141,18 +141,7 @@ def _netns_procs(conn, *names: str) -> list[str]:
                                                    for n in names)]
 
 
-DESIGN = """\
-name: safety
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 4}
-"""
+DESIGN = fixed_runs_design("safety", 4)
 
 
 def test_clean_after_a_killed_campaign_removes_its_objects_only(lab, tmp_path, compute,

@@ -14,29 +14,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import SMALL_KNOBS, fixed_runs_design
 
 from nimo.records import RunStatus
 from nimo.store import open_store
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
-DESIGN = """\
-name: ownership
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: MAX_RUNS}
-"""
-KNOBS = [
-    {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
-    {"name": "delay_ms", "kind": "delay_ms", "levels": [0, 2, 5]},
-    {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100, 200, 400]},
-]
+KNOBS = SMALL_KNOBS
 STALE_S = 6.0  # generous: on a loaded 2-core machine a heartbeat thread can stall
 
 
@@ -72,7 +57,7 @@ def _wait_runs(db: Path, n: int, proc: subprocess.Popen, name: str | None = None
 
 def _setup(lab, tmp_path: Path, max_runs: int) -> tuple[Path, list[dict]]:
     design = tmp_path / "design.yaml"
-    design.write_text(DESIGN.replace("MAX_RUNS", str(max_runs)))
+    design.write_text(fixed_runs_design("ownership", max_runs))
     return design, yaml.safe_load(Path(lab.inventory_path).read_text())["hosts"]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SMALL_KNOBS, fixed_runs_design
 
 from nimo.model import CostModel
 from nimo.records import RunStatus
@@ -109,23 +110,8 @@ def test_serve_shares_no_host_and_survives_sigkill(tmp_path: Path) -> None:
         np.testing.assert_allclose(m.predict_many(X), rm.predict_many(X), rtol=1e-9)
 
 
-LIVE_DESIGN = """\
-name: serve-live
-strategy: nimo
-sampling: lmax_i1+uncertainty
-reference: min
-predictor_order: pbdf
-traversal: round_robin
-attribute_order: pbdf
-error: loo
-predictors: {}
-stop: {error_pct: 0.01, min_samples: 5, max_runs: 9}
-"""
-LIVE_KNOBS = [
-    {"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 0.75, 1.0]},
-    {"name": "delay_ms", "kind": "delay_ms", "levels": [0, 2, 5]},
-    {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100, 200, 400]},
-]
+LIVE_DESIGN = fixed_runs_design("serve-live", 9)
+LIVE_KNOBS = SMALL_KNOBS
 
 
 @pytest.mark.lab
