@@ -22,6 +22,7 @@ from nimo.records import RunOutcome
 from nimo.space import ResourceSpace
 
 Row = Mapping[str, Any]  # {attribute: number, or category name}
+FIT_ERRORS = (NimoError, ValueError, np.linalg.LinAlgError)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def space_data(space: ResourceSpace, cases: Sequence[tuple[Mapping[str, float], 
     return FamilyData(
         rows=[space.named(a) for a, _ in cases], T=np.array([t for _, t in cases], float),
         numeric=tuple(n for n in space.names if n not in cats), categorical=tuple(cats),
-        load=tuple(a.name for a in space.attributes if a.load), seed=seed)
+        load=tuple(a.name for a in space.attributes if a.load and not a.categories),
+        seed=seed)
 
 
 def measured_cases(outcomes: Sequence[RunOutcome]) -> list[tuple[dict[str, float], float]]:
@@ -80,12 +82,17 @@ def family_report(design: Mapping[str, Any], train: FamilyData, test_rows: Seque
             options.candidates if auto else (options.family,), train.rows, train.T,
             numeric=train.numeric, categorical=train.categorical, load=train.load,
             extrapolate_on=train.extrapolate_on, seed=train.seed)
-        predicted = choice.model.predict(test_rows) if test_rows else np.empty(0)
-    except (NimoError, ValueError, np.linalg.LinAlgError) as e:
+    except FIT_ERRORS as e:
         return {"name": options.family, "error": one_line(e), "training_runs": len(train.rows)}
+    scored: dict[str, Any] = ape_summary((), (), scored_on)
+    try:  # a test run may have a category no training run had
+        predicted = choice.model.predict(test_rows) if test_rows else np.empty(0)
+        scored = ape_summary(test_T, predicted, scored_on)
+    except FIT_ERRORS as e:
+        scored[f"{scored_on}_error"] = one_line(e)
     return {"name": choice.family, "chosen_by": choice.method if auto else "design",
             "honest_error_pct": choice.errors, "training_runs": len(train.rows),
-            **ape_summary(test_T, predicted, scored_on), "model": choice.model.to_dict()}
+            **scored, "model": choice.model.to_dict()}
 
 
 def ape_summary(actual: Sequence[float], predicted: Sequence[float] | np.ndarray,

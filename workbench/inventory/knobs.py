@@ -149,7 +149,7 @@ def _knob(ck: Checker, raw: Any, key: str) -> Knob:
         names = _categories(ck, levels, f"{key}.levels")
     if names and "direction" in m:
         raise ck.fail(f"{key}.direction", "a knob of named levels (categories) has no "
-                      "direction", "remove it")
+                      "direction", "valid: no direction (remove it)")
     if not names and (kind == "app_param") != ("direction" in m):
         raise ck.fail(f"{key}.direction", "is required for (only) an app_param knob",
                       valid_hint(tuple(APP_PARAM_DIRECTIONS)))
@@ -171,7 +171,7 @@ def _categories(ck: Checker, raw: list[Any], key: str) -> tuple[str, ...]:
                           "level a non-empty name (categories), or every level a number")
     dup = next((v for j, v in enumerate(raw) if v in raw[:j]), None)
     if dup is not None:
-        raise ck.fail(key, f"has duplicate level {dup!r}", "each level once")
+        raise ck.fail(key, f"has duplicate level {dup!r}", "valid: each level once")
     return tuple(sorted(raw))
 
 
