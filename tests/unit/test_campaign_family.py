@@ -119,6 +119,12 @@ def test_model_export_family_writes_a_model_that_predicts(tmp_path, capsys) -> N
     stored = result.final_extra["family"]["model"]
     assert json.loads(out.read_text()) == json.loads(json.dumps(stored))
     assert predicted[1] > predicted[0]  # the costlier variant predicted slower
+    assert main(["campaign", "status", "fam-export", "--store", url]) == 0
+    status = capsys.readouterr().out
+    assert f"family    family {model.family} (chosen by" in status
+    assert main(["campaign", "status", "fam-export", "--store", url, "--format", "json"]) == 0
+    family = json.loads(capsys.readouterr().out)["family"]
+    assert family["name"] == model.family and "model" not in family
 
 
 def test_model_export_family_of_a_campaign_without_one(tmp_path, capsys) -> None:

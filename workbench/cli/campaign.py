@@ -196,26 +196,9 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
     print(", ".join(parts))
     family = final.get("family") or {}
     if family:
-        print(f"{doc['name']}: {family_line(family)}")
+        print(f"{doc['name']}: {show.family_line(family)}")
     for warning in judged.warnings:
         print(f"{doc['name']}: warning: {warning}")
-
-
-def family_line(family: dict[str, Any]) -> str:
-    """``final.family`` in one line: the family, how chosen, its honest and holdout errors."""
-    if family.get("error"):
-        return f"family {family.get('name', '-')}: not fitted: {family['error']}"
-    honest = (family.get("honest_error_pct") or {}).get(family["name"])
-    parts = [f"family {family['name']} (chosen by {family['chosen_by']}) on "
-             f"{family['training_runs']} runs",
-             f"honest error {'-' if honest is None else f'{honest:.1f}%'}"]
-    for key, label in (("holdout_mape_pct", "holdout MAPE"),
-                       ("holdout_median_ape_pct", "median APE")):
-        if family.get(key) is not None:
-            parts.append(f"{label} {family[key]:.1f}%")
-    if family.get("holdout_error"):
-        parts.append(f"holdout not scored: {family['holdout_error']}")
-    return ", ".join(parts) + "; export: nimo model export NAME --family -o FILE"
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -106,6 +106,8 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "hosts": list(info.spec.get("hosts") or []),
         "leased": [lease.host for lease in store.leases() if lease.campaign == name],
         "warnings": [u.warning() for u in unmeasured_knobs(finished)],
+        "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
+                   if k != "model"} or None,
     }
 
 
@@ -141,8 +143,27 @@ def status_lines(d: Mapping[str, Any]) -> list[str]:
     if d["hosts"]:
         leased = f" (leased: {', '.join(d['leased'])})" if d["leased"] else ""
         lines.append(f"hosts     {', '.join(d['hosts'])}{leased}")
+    if d.get("family"):
+        lines.append(f"family    {family_line(d['family'])}")
     lines += [f"warning   {w}" for w in d["warnings"]]
     return lines
+
+
+def family_line(family: dict[str, Any]) -> str:
+    """``final.family`` in one line: the family, how chosen, its honest and holdout errors."""
+    if family.get("error"):
+        return f"family {family.get('name', '-')}: not fitted: {family['error']}"
+    honest = (family.get("honest_error_pct") or {}).get(family["name"])
+    parts = [f"family {family['name']} (chosen by {family['chosen_by']}) on "
+             f"{family['training_runs']} runs",
+             f"honest error {'-' if honest is None else f'{honest:.1f}%'}"]
+    for key, label in (("holdout_mape_pct", "holdout MAPE"),
+                       ("holdout_median_ape_pct", "median APE")):
+        if family.get(key) is not None:
+            parts.append(f"{label} {family[key]:.1f}%")
+    if family.get("holdout_error"):
+        parts.append(f"holdout not scored: {family['holdout_error']}")
+    return ", ".join(parts) + "; export: nimo model export NAME --family -o FILE"
 
 
 def _holdout_line(h: Mapping[str, Any]) -> str:
