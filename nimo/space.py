@@ -27,6 +27,8 @@ class Attribute:
     ``direction`` is +1 when a larger value means more capacity (CPU speed, memory,
     bandwidth) and -1 when it means less (latency). ``load`` marks a load attribute (input
     size, iterations, a job parameter: more = more work), whose direction is -1.
+    ``categories`` names the levels of a categorical attribute (an algorithm variant, an
+    instance family): level k means ``categories[k - 1]``, the codes 1..k in sorted order.
     """
 
     name: str
@@ -35,6 +37,7 @@ class Attribute:
     resource: str = "compute"
     unit: str = ""
     load: bool = False
+    categories: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.load and self.direction != -1:
@@ -45,11 +48,18 @@ class Attribute:
         object.__setattr__(self, "levels", levels)
         if self.direction not in (1, -1):
             raise ConfigError(f"attribute {self.name!r}: direction must be 1 or -1")
+        if self.categories and levels != tuple(range(1, len(self.categories) + 1)):
+            raise ConfigError(f"attribute {self.name!r}: a categorical attribute's levels are "
+                              f"1..{len(self.categories)}")
         if self.resource not in RESOURCES:
             raise ConfigError(
                 f"attribute {self.name!r}: unknown resource {self.resource!r}",
                 hint="valid: " + ", ".join(RESOURCES),
             )
+
+    def category(self, level: float) -> str | float:
+        """The category a level stands for (the level itself when not categorical)."""
+        return self.categories[int(round(level)) - 1] if self.categories else float(level)
 
     @property
     def lo(self) -> float:
@@ -107,6 +117,16 @@ class ResourceSpace:
 
     def attribute(self, name: str) -> Attribute:
         return self.attributes[self.index(name)]
+
+    @property
+    def categories(self) -> dict[str, tuple[str, ...]]:
+        """Each categorical attribute's categories (level k = ``categories[k - 1]``)."""
+        return {a.name: a.categories for a in self.attributes if a.categories}
+
+    def named(self, d: Mapping[str, float]) -> dict[str, str | float]:
+        """An assignment with each categorical attribute's level as its category name."""
+        by_name = {a.name: a for a in self.attributes}
+        return {n: by_name[n].category(v) if n in by_name else v for n, v in d.items()}
 
     def as_dict(self, a: Assignment) -> dict[str, float]:
         return dict(zip(self.names, a, strict=True))

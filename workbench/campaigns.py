@@ -12,7 +12,8 @@ Stored campaign spec (``CampaignInfo.spec``), by kind:
   (``[[assignment, T], ...]``), ``all_samples_s``, optional ``hosts`` (labels the service
   leases);
 * live: ``inventory`` (the runner's spec: path of the inventory YAML), ``holdout`` (N),
-  ``hosts``.
+  ``hosts``; ``categories`` (``{knob: [names]}``, written when it first runs: a categorical
+  knob's level k is ``names[k - 1]``, shown so by ``samples``, ``log`` and ``--json``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from workbench.cli.progress import ProgressTable
 from workbench.fingerprint import SPEC_KEY, check_unchanged, meaning_of_file
 from workbench.ownership import Presence
 from workbench.replay import ReplayRunner
+from workbench.replay_categories import Categories, named_document
 from workbench.runners import open_runner_for, runner_entry
 
 RunnerFactory = Callable[[CampaignInfo], Runner]
@@ -195,9 +197,14 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     ``failed`` with the reason, and the error propagates."""
     from workbench.executor.stops import CampaignStopped
 
-    observers: list[Observer] = [ProgressTable.for_design(info.design)] if progress else []
+    categories = runner.space.categories  # categorical knobs: shown by name
+    if categories and store is not None and info.spec.get("categories") is None:
+        info = store.update_spec(info.name, categories={n: list(c)
+                                                        for n, c in categories.items()})
+    observers: list[Observer] = [
+        ProgressTable.for_design(info.design, categories=categories)] if progress else []
     if json_out is not None and str(json_out) != "-":
-        observers.append(JsonStream(info, json_out))
+        observers.append(JsonStream(info, json_out, categories))
     if info.kind == CampaignKind.LIVE:
         from workbench.executor import SSHRunner
 
@@ -213,7 +220,7 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
             store.set_status(info.name, CampaignStatus.FAILED, stopped_because=one_line(e))
         raise
     if json_out is not None:
-        write_json(result, json_out)
+        write_json(result, json_out, categories)
     return result
 
 
@@ -228,9 +235,11 @@ class JsonStream(Observer):
     """Rewrites the ``--json`` document (atomically) after every told run, so a crash or a
     kill leaves the campaign so far; ``stopped_because`` stays null until it ends."""
 
-    def __init__(self, info: CampaignInfo, path: str | Path) -> None:
+    def __init__(self, info: CampaignInfo, path: str | Path,
+                 categories: Categories | None = None) -> None:
         self.info = info
         self.path = path
+        self.categories = categories or {}
         self.records: list[IterationRecord] = []
 
     def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
@@ -239,7 +248,7 @@ class JsonStream(Observer):
             name=self.info.name, design=self.info.design, iterations=tuple(self.records),
             stopped_because=None, model=model, all_samples_s=self.info.spec.get("all_samples_s"),
             final_extra={"in_progress": True})
-        write_json(partial, self.path)
+        write_json(partial, self.path, self.categories)
 
 
 def check_json_target(path: str | Path | None) -> None:
@@ -288,10 +297,13 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
                   f"{report}", file=sys.stderr)
 
 
-def write_json(result: CampaignResult, path: str | Path) -> Path:
-    """Write ``result.to_dict()`` (non-finite numbers as null) atomically (a temporary file
-    renamed over ``path``); ``-`` means stdout."""
-    text = json.dumps(_finite(result.to_dict()), indent=2, allow_nan=False) + "\n"
+def write_json(result: CampaignResult, path: str | Path,
+               categories: Categories | None = None) -> Path:
+    """Write ``result.to_dict()`` (non-finite numbers as null; a categorical attribute's
+    levels as their names) atomically (a temporary file renamed over ``path``); ``-`` means
+    stdout."""
+    doc = named_document(result.to_dict(), categories or {})
+    text = json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         print(text, end="")
         return Path("-")

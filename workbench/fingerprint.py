@@ -34,7 +34,8 @@ def meaning(inv: Inventory) -> dict[str, str]:
     return {
         "application": _digest([app.name, list(app.command), app.threads, app.repeats]),
         "dataset": _digest(dataclasses.asdict(app.dataset)),
-        "knobs": _digest([[k.name, k.kind, k.unit, list(k.levels)] for k in inv.knobs]
+        "knobs": _digest([[k.name, k.kind, k.unit, list(k.levels),
+                           *([list(k.categories)] if k.categories else [])] for k in inv.knobs]
                          + [list(a) for a in inv.assignments]),
     }
 

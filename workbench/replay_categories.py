@@ -1,4 +1,5 @@
-"""Categorical attribute columns of a replay CSV (instance family, storage kind, variant).
+"""Categorical attributes: columns of a replay CSV (instance family, storage kind, variant),
+and the category names shown for a live campaign's categorical knobs (``named``).
 
 A column is categorical when named with ``--categorical``, or when it is named in
 ``--attributes`` and none of its first rows holds a number. Its values become codes 1..k in the
@@ -9,7 +10,7 @@ maps them back, and the family models one-hot them).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from nimo.errors import DataError
 from nimo.space import Assignment
@@ -75,3 +76,29 @@ class Coder:
         out = {tuple(remap[j][x] if j in remap else x for j, x in enumerate(a)): reps
                for a, reps in data.items()}
         return out, categories
+
+
+Categories = Mapping[str, Sequence[str]]
+
+
+def named(assignment: Mapping[str, float], categories: Categories) -> dict[str, str | float]:
+    """An assignment with each categorical attribute's level (code k) as its category name
+    (``categories[name][k - 1]``); other values unchanged."""
+    return {n: categories[n][int(round(v)) - 1] if n in categories else v
+            for n, v in assignment.items()}
+
+
+def shown(value: object) -> str:
+    """A level as printed in a log line: numbers as ``%g``, category names as they are."""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
+def named_document(doc: dict[str, Any], categories: Categories) -> dict[str, Any]:
+    """A campaign's ``--json`` document with the category names in its iterations'
+    assignments and the categories listed (unchanged without categorical attributes)."""
+    if not categories:
+        return doc
+    iterations = [{**it, "assignment": named(it["assignment"], categories)}
+                  for it in doc.get("iterations") or ()]
+    return {**doc, "iterations": iterations,
+            "categories": {n: list(c) for n, c in categories.items()}}

@@ -3,7 +3,7 @@ finished campaign, its runner and its design."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -83,25 +83,16 @@ def protocol_used(runner: ReplayRunner, design: Mapping[str, Any]) -> bool:
 
 def family_final(result: Any, runner: ReplayRunner, design: Mapping[str, Any]
                  ) -> dict[str, Any]:
-    from nimo.families import choose_family
-    from nimo.predictors import PredictorOptions
+    """``final.family`` of a replay: fitted on the distinct measured assignments (mean T),
+    scored on the external test set (``nimo.campaign.family``)."""
+    from nimo.campaign.family import FamilyData, design_family, family_report
 
-    options = PredictorOptions.from_dict(design.get("predictors")).family
-    if options is None:
+    if design_family(design) is None:
         return {}
     rows, T = measured_runs(result, runner)
-    if len(rows) == 0:
-        return {"error": "no measured run to fit a family on"}
-    candidates: Sequence[str] = (options.candidates if options.family == "auto"
-                                 else (options.family,))
     bound = runner.options.extrapolate
-    choice = choose_family(
-        candidates, rows, T, numeric=runner.numeric_names, categorical=runner.categorical,
-        load=runner.dataset.load, extrapolate_on=bound.column if bound else None,
-        seed=runner.options.seed)
-    external = [runner.row(a) for a, _ in runner.external]
-    predicted = choice.model.predict(external) if external else np.empty(0)
-    return {"name": choice.family, "chosen_by": choice.method if options.family == "auto"
-            else "design", "honest_error_pct": choice.errors, "training_runs": len(rows),
-            **ape_summary([t for _, t in runner.external], predicted),
-            "model": choice.model.to_dict()}
+    train = FamilyData(rows, T, numeric=runner.numeric_names, categorical=runner.categorical,
+                       load=runner.dataset.load, extrapolate_on=bound.column if bound else None,
+                       seed=runner.options.seed)
+    return family_report(design, train, [runner.row(a) for a, _ in runner.external],
+                         [t for _, t in runner.external])

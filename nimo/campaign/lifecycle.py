@@ -7,6 +7,7 @@ model handed over is calibrated and stored as the last version.
 
 Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``: scores only),
 ``calibration`` (the same form: calibrates only),
+``family_result`` (written: a live campaign's ``final.family``, ``nimo.campaign.family``),
 ``all_samples_s`` and ``holdout`` (N); ``owner`` (pid and host of the process executing the
 campaign, for display: who owns a campaign is the store's claim) is written here.
 """
@@ -21,6 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nimo.campaign.family import design_family, family_report, measured_cases, space_data
 from nimo.campaign.holdout import Cases, OutcomeLog, run_holdout, with_calibrated_model
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
 from nimo.campaign.metrics import unmeasured_knobs
@@ -100,6 +102,7 @@ def execute(
         if int(info.spec.get("holdout") or 0):
             result, holdout = _holdout(store, info, campaign, resuming, log)
         result = with_calibrated_model(result, holdout, calibration_cases(info))
+        result = with_family(store, info, runner.space, result, log.outcomes, holdout)
         return _hand_over(store, info, with_unmeasured_marked(result, log.outcomes))
     finally:
         runner.close()
@@ -125,6 +128,23 @@ def _holdout(
         store.update_spec(info.name, holdout_result=extra)
         store.set_status(info.name, CampaignStatus.DONE)
     return campaign.result(**extra), cases
+
+
+def with_family(store: Store | None, info: CampaignInfo, space: ResourceSpace,
+                result: CampaignResult, training: Sequence[RunOutcome], holdout: Cases,
+                ) -> CampaignResult:
+    """A live campaign whose design names ``predictors.family``: ``final.family``, that
+    family fitted on the training runs and scored on the holdout runs (also stored in the
+    spec as ``family_result``, which ``nimo model export --family`` writes). A replay adds
+    its own (``workbench.replay_family``), scored on its external test set."""
+    if info.kind != CampaignKind.LIVE or design_family(info.design) is None:
+        return result
+    train = space_data(space, measured_cases(training), seed=info.seed)
+    family = family_report(info.design, train, [space.named(a) for a, _ in holdout],
+                           [t for _, t in holdout], scored_on="holdout")
+    if store is not None:
+        store.update_spec(info.name, family_result=family)
+    return dataclasses.replace(result, final_extra={**result.final_extra, "family": family})
 
 
 def with_unmeasured_marked(result: CampaignResult, outcomes: Sequence[RunOutcome]

@@ -9,7 +9,8 @@ host and generates the dataset there. ``APPS[name].application(size_mb)`` gives 
 name       what it does                                           sensitive to
 =========  =====================================================  ==========================
 compress   LZMA (xz preset 1) of text files, ~10 MB/s per core    cpu_share
-checksum   SHA-256 of incompressible files read over the mount    rate_mbit, delay_ms
+checksum   a digest of incompressible files read over the mount   rate_mbit, delay_ms;
+           (``--algorithm``: sha1 ... sha3_256, a categorical knob) cpu_share with sha3_256
 scan       4 passes over the files kept open (iterative analysis) memory_mb (page cache)
 sort       external merge sort of 100-byte records                memory_mb (spills, passes)
 pwork      parallel SHA-256 work items over TCP (Slurm job tasks)  nodes, cpu_share per node

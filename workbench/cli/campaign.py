@@ -194,6 +194,9 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
     if final.get("profile_s_per_run"):
         parts.append(f"profiling {final['profile_s_per_run']:.2f}s/run")
     print(", ".join(parts))
+    family = final.get("family") or {}
+    if family:
+        print(f"{doc['name']}: {show.family_line(family)}")
     for warning in judged.warnings:
         print(f"{doc['name']}: warning: {warning}")
 

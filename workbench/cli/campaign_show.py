@@ -13,7 +13,7 @@ import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,8 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "hosts": list(info.spec.get("hosts") or []),
         "leased": [lease.host for lease in store.leases() if lease.campaign == name],
         "warnings": [u.warning() for u in unmeasured_knobs(finished)],
+        "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
+                   if k != "model"} or None,
     }
 
 
@@ -141,8 +143,27 @@ def status_lines(d: Mapping[str, Any]) -> list[str]:
     if d["hosts"]:
         leased = f" (leased: {', '.join(d['leased'])})" if d["leased"] else ""
         lines.append(f"hosts     {', '.join(d['hosts'])}{leased}")
+    if d.get("family"):
+        lines.append(f"family    {family_line(d['family'])}")
     lines += [f"warning   {w}" for w in d["warnings"]]
     return lines
+
+
+def family_line(family: dict[str, Any]) -> str:
+    """``final.family`` in one line: the family, how chosen, its honest and holdout errors."""
+    if family.get("error"):
+        return f"family {family.get('name', '-')}: not fitted: {family['error']}"
+    honest = (family.get("honest_error_pct") or {}).get(family["name"])
+    parts = [f"family {family['name']} (chosen by {family['chosen_by']}) on "
+             f"{family['training_runs']} runs",
+             f"honest error {'-' if honest is None else f'{honest:.1f}%'}"]
+    for key, label in (("holdout_mape_pct", "holdout MAPE"),
+                       ("holdout_median_ape_pct", "median APE")):
+        if family.get(key) is not None:
+            parts.append(f"{label} {family[key]:.1f}%")
+    if family.get("holdout_error"):
+        parts.append(f"holdout not scored: {family['holdout_error']}")
+    return ", ".join(parts) + "; export: nimo model export NAME --family -o FILE"
 
 
 def _holdout_line(h: Mapping[str, Any]) -> str:
@@ -161,12 +182,15 @@ def _holdout_line(h: Mapping[str, Any]) -> str:
 # -- log and list --------------------------------------------------------------------------
 def cmd_log(args: argparse.Namespace) -> int:
     from workbench.cli.progress import format_record
+    from workbench.replay_categories import named
 
     with _open(args.store) as store:
-        store.campaign(args.name)  # one line naming the known ones if there is none
+        # one line naming the known ones if there is none
+        categories = stored_categories(store.campaign(args.name))
         iterations = store.iterations(args.name)
     if args.format == "json":
-        _dump([rec.to_dict() for rec in iterations])
+        _dump([{**rec.to_dict(), "assignment": named(rec.assignment, categories)}
+               for rec in iterations])
         return 0
     if not iterations:
         print(f"{args.name}: no runs told yet")
@@ -176,7 +200,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     for rec in iterations:
         attrs = "; ".join(f"{p}: {','.join(a) or '-'}" for p, a in rec.attributes.items())
         status = "" if rec.status == "done" else f"  {rec.status.upper()}: {rec.reason}"
-        print(f"{format_record(rec)}  [{attrs}]{status}")
+        print(f"{format_record(rec, categories)}  [{attrs}]{status}")
     return 0
 
 
@@ -211,10 +235,11 @@ def cmd_samples(args: argparse.Namespace) -> int:
         raise ConfigError(f"-o {out}: unknown format {suffix or '(no extension)'}",
                           hint="valid: .csv, .parquet (or - for CSV on stdout)")
     with _open(args.store) as store:
+        categories = stored_categories(store.campaign(args.name))
         runs = [r for r in store.runs(args.name) if r.sample is not None]
     if not runs:
         raise ConfigError(f"campaign {args.name!r} has no measured samples yet")
-    header, rows = sample_table(runs)
+    header, rows = sample_table(runs, categories)
     if getattr(args, "profile", False):
         from workbench.profile_columns import add_profile_columns
 
@@ -228,15 +253,24 @@ def cmd_samples(args: argparse.Namespace) -> int:
     return 0
 
 
-def sample_table(runs: list[Any]) -> tuple[list[str], list[list[Any]]]:
-    """Column names and rows (numbers, or None where a value is unknown)."""
+def stored_categories(info: Any) -> dict[str, list[str]]:
+    """A live campaign's categorical knobs ``{name: [categories]}`` (level k = item k-1)."""
+    return dict(info.spec.get("categories") or {})
+
+
+def sample_table(runs: list[Any], categories: Mapping[str, Sequence[str]] | None = None,
+                 ) -> tuple[list[str], list[list[Any]]]:
+    """Column names and rows (numbers, category names, or None where a value is
+    unknown)."""
     from workbench.replay import METADATA, RESERVED
+    from workbench.replay_categories import named
 
     names = list(runs[0].assignment)
     rows = []
     for r in runs:
         s = r.sample
-        rows.append([*(float(r.assignment[n]) for n in names),
+        levels = named({n: float(r.assignment[n]) for n in names}, categories or {})
+        rows.append([*(levels[n] for n in names),
                      *(None if getattr(s, c) is None else float(getattr(s, c))
                        for c in RESERVED),
                      r.run, str(r.purpose), r.host or "", round(float(s.cost_s), 3)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ def register(subparsers: Any) -> None:
     ex.add_argument("--store", metavar="URL", default=None,
                     help=f"campaign store (default $NIMO_STORE_URL or {DEFAULT_URL})")
     ex.add_argument("--version", type=int, metavar="K", help="model version (default: latest)")
+    ex.add_argument("--family", action="store_true",
+                    help="the model of the design's family (`predictors: {family: ...}`) "
+                    "fitted when the live campaign ended, instead of the planner's")
     ex.add_argument("-o", "--output", required=True, metavar="FILE", help="model.json to write")
     ex.set_defaults(func=cmd_export)
     from workbench.cli.model_runs import register as register_runs
@@ -29,6 +33,8 @@ def register(subparsers: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from nimo.model import CostModel
 
+    if args.family:
+        return export_family(args)
     with open_store(args.store, create=False) as store:
         version = store.model(args.campaign, args.version)
     model = CostModel.from_dict(version.model)  # validates what we hand to a scheduler
@@ -39,3 +45,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {path}: model version {version.version} of {args.campaign} "
           f"(after run {version.run})")
     return 0
+
+
+def export_family(args: argparse.Namespace) -> int:
+    """``--family``: the family model stored with the campaign (``final.family.model``)."""
+    from nimo.errors import ConfigError
+    from nimo.families import FamilyModel
+
+    if args.version is not None:
+        raise ConfigError("--family: a campaign has one family model", hint="drop --version")
+    with open_store(args.store, create=False) as store:
+        family = store.campaign(args.campaign).spec.get("family_result") or {}
+    if not family.get("model"):
+        why = family.get("error") or ("its design names no `predictors: {family: ...}`, or "
+                                      "it has not finished")
+        raise ConfigError(f"campaign {args.campaign!r} has no family model: {why}",
+                          hint="a live campaign whose design sets predictors.family, run "
+                          "to its end")
+    model = FamilyModel.from_dict(family["model"])  # validates what we hand over
+    write_text(Path(args.output), json.dumps(model.to_dict(), indent=2) + "\n")
+    print(f"wrote {args.output}: {model.family} family model of {args.campaign} "
+          f"({family.get('training_runs')} training runs)")
+    return 0
+
+
+def write_text(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None

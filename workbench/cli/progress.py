@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from nimo.campaign import CampaignResult, Observer
 from nimo.records import IterationRecord, RunOutcome, RunRequest
+from workbench.replay_categories import Categories, named, shown
 
 
 class ProgressTable(Observer):
@@ -26,9 +27,11 @@ class ProgressTable(Observer):
         f"{'external':>8}  assignment"
     )
 
-    def __init__(self, stream: TextIO | None = None, budget: int | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, budget: int | None = None,
+                 categories: Categories | None = None) -> None:
         self.stream = stream
         self.budget = budget
+        self.categories = categories or {}  # categorical attributes' names, by level
         self.lines = 0
         self.done = 0
         self.learning_s = 0.0
@@ -38,13 +41,14 @@ class ProgressTable(Observer):
         self._transient = False
 
     @classmethod
-    def for_design(cls, design: Any, stream: TextIO | None = None) -> ProgressTable:
+    def for_design(cls, design: Any, stream: TextIO | None = None,
+                   categories: Categories | None = None) -> ProgressTable:
         """A table whose budget is ``design``'s ``stop.max_runs`` (a spec or a mapping)."""
         stop = design.get("stop") if isinstance(design, Mapping) else getattr(design, "stop",
                                                                                None)
         budget = stop.get("max_runs") if isinstance(stop, Mapping) else getattr(
             stop, "max_runs", None)
-        return cls(stream, budget=int(budget) if budget else None)
+        return cls(stream, budget=int(budget) if budget else None, categories=categories)
 
     def _out(self) -> TextIO:
         return self.stream or sys.stderr
@@ -81,7 +85,7 @@ class ProgressTable(Observer):
         self._clear(out)
         self._header(out)
         status = "" if outcome.ok else f"  FAILED: {outcome.reason}"
-        print(format_record(record) + status, file=out, flush=True)
+        print(format_record(record, self.categories) + status, file=out, flush=True)
         if self.in_flight and self._tty():
             self._status()
 
@@ -106,7 +110,8 @@ class ProgressTable(Observer):
             parts.append(f"ETA {format_clock(elapsed / self.done * left)}")
         if self.in_flight:
             first, since = min(self.in_flight.values(), key=lambda v: v[0].run)
-            what = " ".join(f"{k}={v:g}" for k, v in first.assignment.items())
+            what = " ".join(f"{k}={shown(v)}"
+                            for k, v in named(first.assignment, self.categories).items())
             more = f" (+{len(self.in_flight) - 1} more)" if len(self.in_flight) > 1 else ""
             clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - since)))
             parts.append(f"in flight {len(self.in_flight)}: run {first.run} running since "
@@ -124,10 +129,11 @@ class ProgressTable(Observer):
         self._clear(self._out())
 
 
-def format_record(r: IterationRecord) -> str:
+def format_record(r: IterationRecord, categories: Categories | None = None) -> str:
     """One convergence-log line; a screening run shows as purpose ``screen`` with the
-    attribute it varies in the predictor column."""
-    assignment = " ".join(f"{k}={v:g}" for k, v in r.assignment.items())
+    attribute it varies in the predictor column; categorical levels by name."""
+    assignment = " ".join(f"{k}={shown(v)}"
+                          for k, v in named(r.assignment, categories or {}).items())
     purpose, predictor = r.purpose, r.predictor or "-"
     if predictor.startswith("screen:"):
         purpose, predictor = "screen", predictor.partition(":")[2]

@@ -244,9 +244,9 @@ class RunAttempt:
     def _run_app(self, cg: Cgroup, mount: MountRecord, workdir: str) -> CommandResult:
         app = self.inv.application
         dataset = f"{mount.mountpoint}/{dataset_relpath(self.inv, self.kinds)}"
-        argv = render_argv(app.command,
-                           self.pool.values(self.compute.name, dataset, workdir,
-                                            self.request.run, self.assignment))
+        values = self.pool.values(self.compute.name, dataset, workdir, self.request.run,
+                                  self.assignment)  # a categorical knob's level: its name
+        argv = render_argv(app.command, {**values, **self.inv.argv_values(self.assignment)})
         t0 = time.monotonic()
         try:
             with _killed_on(self.abort, cg):

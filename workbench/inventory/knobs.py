@@ -1,9 +1,15 @@
-"""Resource knobs: the registry of knob kinds, ``knobs`` and ``assignments`` of an inventory."""
+"""Resource knobs: the registry of knob kinds, ``knobs`` and ``assignments`` of an inventory.
+
+An ``app_param`` knob whose levels are names (``levels: [md5, sha256]``) is categorical: the
+planner sees the codes 1..k of the names in sorted order (``Knob.categories``), the argv gets
+the name (``Knob.argv_value``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nimo.config import (
@@ -69,6 +75,10 @@ class KnobLevels(Kind):
         items = ck.non_empty_list(value, key, "list of numbers")
         spec = self.knob
         number = Number(spec.lo, spec.hi, spec.lo_open) if spec else Number()
+        for j, v in enumerate(items):
+            if isinstance(v, str):
+                raise ck.fail(f"{key}[{j}]", f"must be a number, got {v!r}", f"{number.valid()}; "
+                              "names (categories) only on an app_param knob")
         levels = [number.parse(ck, f"{key}[{j}]", v) for j, v in enumerate(items)]
         if len(set(levels)) != len(levels):
             raise ck.fail(key, "has duplicate levels", "each level once")
@@ -92,14 +102,22 @@ class Knob:
     levels: tuple[float, ...] = option(KnobLevels())
     unit: str = option(Text())
     direction: str | None = option(Choice(tuple(APP_PARAM_DIRECTIONS)), default=None)
+    categories: tuple[str, ...] = field(default=())  # a categorical knob's names (sorted)
 
     def attribute(self) -> Attribute:
         """The resource-space attribute this knob explores."""
         k = KNOB_KINDS[self.kind]
+        if self.categories:  # codes 1..k, no direction of capacity or load
+            return Attribute(self.name, self.levels, +1, k.resource, self.unit,
+                             categories=self.categories)
         if self.direction is not None:  # an app_param knob
             sign = APP_PARAM_DIRECTIONS[self.direction]
             return Attribute(self.name, self.levels, sign, k.resource, self.unit, load=sign < 0)
         return Attribute(self.name, self.levels, k.direction, k.resource, self.unit, k.load)
+
+    def argv_value(self, level: float) -> str | float:
+        """What a run's argv gets for a level: its name when the knob is categorical."""
+        return self.categories[int(round(level)) - 1] if self.categories else level
 
 
 def parse_knobs(ck: Checker, raw: Any) -> tuple[Knob, ...]:
@@ -124,11 +142,37 @@ def _knob(ck: Checker, raw: Any, key: str) -> Knob:
     m = ck.mapping(raw, key, option_names(Knob))
     kind = KNOB_KIND.parse(ck, f"{key}.kind", ck.required(m, key, "kind"))
     spec = KNOB_KINDS[kind]
-    if (kind == "app_param") != ("direction" in m):
+    names: tuple[str, ...] = ()
+    if kind == "app_param":
+        levels = ck.non_empty_list(ck.required(m, key, "levels"), f"{key}.levels",
+                                   "list of numbers or of names (categories)")
+        names = _categories(ck, levels, f"{key}.levels")
+    if names and "direction" in m:
+        raise ck.fail(f"{key}.direction", "a knob of named levels (categories) has no "
+                      "direction", "valid: no direction (remove it)")
+    if not names and (kind == "app_param") != ("direction" in m):
         raise ck.fail(f"{key}.direction", "is required for (only) an app_param knob",
                       valid_hint(tuple(APP_PARAM_DIRECTIONS)))
-    filled = {**m, "name": m.get("name", kind), "unit": m.get("unit", spec.unit)}
-    return ck.section(Knob, filled, key, {"levels": KnobLevels(spec)})
+    filled = {**m, "name": m.get("name", kind),
+              "unit": m.get("unit", "category" if names else spec.unit)}
+    if names:
+        filled["levels"] = list(range(1, len(names) + 1))
+    knob = ck.section(Knob, filled, key, {"levels": KnobLevels(spec)})
+    return dataclasses.replace(knob, categories=names) if names else knob
+
+
+def _categories(ck: Checker, raw: list[Any], key: str) -> tuple[str, ...]:
+    """An app_param knob's level names, sorted (empty when its levels are numbers)."""
+    if not any(isinstance(v, str) for v in raw):
+        return ()
+    for j, v in enumerate(raw):
+        if not isinstance(v, str) or not v.strip():
+            raise ck.fail(f"{key}[{j}]", f"{v!r} is not a category name", "valid: every "
+                          "level a non-empty name (categories), or every level a number")
+    dup = next((v for j, v in enumerate(raw) if v in raw[:j]), None)
+    if dup is not None:
+        raise ck.fail(key, f"has duplicate level {dup!r}", "valid: each level once")
+    return tuple(sorted(raw))
 
 
 def parse_assignments(ck: Checker, raw: Any, knobs: Sequence[Knob],
@@ -147,6 +191,11 @@ def parse_assignments(ck: Checker, raw: Any, knobs: Sequence[Knob],
 
 
 def _level(ck: Checker, knob: Knob, raw: Any, key: str) -> float:
+    if knob.categories:
+        if raw not in knob.categories:
+            raise ck.fail(key, f"{raw!r} is not a level of knob {knob.name}",
+                          valid_hint(knob.categories))
+        return float(knob.categories.index(raw) + 1)
     value = Number().parse(ck, key, raw)
     if value not in knob.levels:
         raise ck.fail(key, f"{value:g} is not a level of knob {knob.name}",

@@ -84,4 +84,7 @@ def _application(ck: Checker, raw: Any, knobs: tuple[Knob, ...]) -> Application:
                 f"{{{k.name}}}" in a for a in app.dataset.generate):
             raise ck.fail("application.dataset.generate", f"does not use {{{k.name}}}",
                           f"pass the file count, e.g. --files {{{k.name}}}")
+        if k.categories and not any(f"{{{k.name}}}" in a for a in app.command):
+            raise ck.fail("application.command", f"does not use {{{k.name}}}",
+                          f"valid: a command passing it, e.g. --algorithm {{{k.name}}}")
     return app

@@ -4,6 +4,7 @@ defaults are the YAML format (``docs/inventory.md``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nimo.config import (
@@ -178,6 +179,11 @@ class Inventory:
         """The storage host wired to ``compute`` (its ``peer``)."""
         assert compute.peer is not None
         return self.host(compute.peer)
+
+    def argv_values(self, assignment: Mapping[str, float]) -> dict[str, object]:
+        """A run's assignment as argv placeholders: a categorical knob's level as its name."""
+        knobs = {k.name: k for k in self.knobs}
+        return {n: knobs[n].argv_value(v) if n in knobs else v for n, v in assignment.items()}
 
     def space(self) -> ResourceSpace:
         """The resource space: one attribute per knob; candidates = assignments or the grid."""

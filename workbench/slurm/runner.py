@@ -213,7 +213,7 @@ class SlurmRunner:
         app = self.inventory.application
         return {"dataset": self.dataset_path(), "workdir": workdir, "threads": app.threads,
                 "app_dir": str(self.app_dir), "size_mb": app.dataset.size_mb or 0, "run": run,
-                **assignment}
+                **self.inventory.argv_values(assignment)}
 
     # -- one run ---------------------------------------------------------------------------
     def _kinds(self, request: RunRequest) -> tuple[dict[str, float], dict[str, float]]:
