@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_signals_inside_are_raised_after_the_block() -> None:
     done = []
-    with pytest.raises(Terminated) as caught, signals_interrupt():
-        with interrupts_deferred() as noted:
-            os.kill(os.getpid(), signal.SIGTERM)
-            os.kill(os.getpid(), signal.SIGHUP)
-            done.append(len(noted))  # still running: nothing raised yet
+    with pytest.raises(Terminated) as caught, signals_interrupt(), \
+            interrupts_deferred() as noted:
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGHUP)
+        done.append(len(noted))  # still running: nothing raised yet
     assert done == [2] and caught.value.signum == signal.SIGTERM
 
 
