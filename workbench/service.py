@@ -212,7 +212,8 @@ class Service:
             result = resume(name, store_url=self.store_url, progress=False,
                             runner_factory=factory, presence=self.presence)
             log.info("%s done: %s, %d runs", name, result.stopped_because, len(result.iterations))
-        except ServiceStopping:
+        except ServiceStopping:  # refused before running: the runs it queued never started
+            self.store.interrupt_in_flight(name)
             self.store.set_status(name, CampaignStatus.QUEUED, stopped_because="service stopped")
             log.info("%s queued again: the service is stopping", name)
         except Exception as e:  # one line in the store; the service keeps serving
