@@ -10,7 +10,8 @@ CELLS = [
            "drive ask/tell with your own runner, and load a model to predict. "
            "`nimo` is the pure learning core; `workbench.api` adds files (replay, presets, "
            "shipped datasets) and re-exports everything of `nimo`."),
-    ("code", "import tempfile\nfrom pathlib import Path\n\nimport nimo\nfrom workbench import api\n\n"
+    ("code", "import tempfile\nfrom pathlib import Path\n\n"
+             "import nimo\nfrom workbench import api\n\n"
              "work = Path(tempfile.mkdtemp(prefix='nimo-notebook-'))\n"
              "print(nimo.__version__, api.dataset_names())"),
     ("md", "## 1. Replay a campaign on a shipped dataset, stored in SQLite"),

@@ -37,6 +37,6 @@ else
   echo "test.sh: PostgreSQL did not start; the postgres-marked tests will fail" >&2
 fi
 
-ruff check nimo workbench tests benchmarks || exit 1
+ruff check nimo workbench tests benchmarks examples scripts || exit 1
 mypy || exit 1
 python3 -m pytest -q -p no:cacheprovider --basetemp "$BASETEMP" "$@"
