@@ -3,9 +3,12 @@ distributed like the candidates, measured by the energy distance to the candidat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import yaml
 from scipy.spatial.distance import cdist
-from test_planner import campaign
+from test_planner import SPACE, campaign
 
 from nimo.planner.strategies.scoring import rank_scale
 from nimo.planner.strategies.support import EnergyCriterion, cost_aware_pick
@@ -82,3 +85,26 @@ def test_a_support_campaign_learns_the_synthetic_truth_and_never_repeats_a_pick(
     picks = [a for _, a in runner.asked]
     assert len(picks) == len(set(picks)) == 25
     assert result.external_mape_pct is not None and result.external_mape_pct < 5
+
+
+def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preference():
+    designs = Path(__file__).resolve().parents[2] / "designs"
+    rec = yaml.safe_load((designs / "recommended.yaml").read_text())
+    cost1 = yaml.safe_load((designs / "support-cost1.yaml").read_text())
+    assert cost1["cost_exponent"] == 1 and cost1["cost_exponent"] > rec["cost_exponent"]
+    same = ("name", "description", "cost_exponent")
+    assert {k: v for k, v in cost1.items() if k not in same} == {
+        k: v for k, v in rec.items() if k not in same}
+
+
+def test_without_a_cost_preference_every_pick_after_the_reference_is_the_best_support_point():
+    design = {**RECOMMENDED_LIKE, "cost_exponent": 0, "stop": {"error_pct": 0, "max_runs": 12}}
+    _, runner, _ = campaign(design, seed=3)
+    picks = [a for _, a in runner.asked]
+    space = SPACE
+    crit = EnergyCriterion(space)
+    crit.update(picks[:1])
+    for i, a in enumerate(picks[1:], 1):
+        pool = [c for c in space.candidates if c not in set(picks[:i])]
+        assert a == pool[int(np.argmin(crit.of(pool)))], i
+        crit.update(picks[: i + 1])
