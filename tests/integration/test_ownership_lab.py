@@ -209,9 +209,11 @@ def test_a_cli_campaign_leases_its_hosts(lab, tmp_path: Path, leftovers) -> None
             assert not left, f"{host}: {left}"
 
 
-def test_resume_refuses_an_inventory_whose_dataset_changed(lab, tmp_path: Path) -> None:
+def test_resume_refuses_an_inventory_whose_dataset_changed(lab, tmp_path: Path,
+                                                          assert_clean) -> None:
     """Defect 5: the dataset went from 4 to 2 MB between a crash and its resume: the resume
-    refuses with one line naming the dataset; `--new NAME` starts a fresh campaign."""
+    refuses with one line naming the dataset; `--new NAME` starts a fresh campaign; what the
+    killed campaign left on the hosts goes with `nimo clean --campaign`."""
     design, hosts = _setup(lab, tmp_path, max_runs=10)
     db = tmp_path / "edit.db"
     url = f"sqlite:///{db}"
@@ -231,3 +233,10 @@ def test_resume_refuses_an_inventory_whose_dataset_changed(lab, tmp_path: Path) 
     with open_store(url) as store:
         assert store.campaign("edited-2mb").seed == store.campaign("edited").seed
         _one_sample_per_run(store, "edited-2mb")
+    out = subprocess.run(_nimo("clean", inv, "--campaign", "edited"), env=_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for host, ifaces in (("storage1", ("data0", "data1")), ("compute2", ("data0",))):
+        with lab.connect(host) as conn:
+            for iface in ifaces:
+                assert_clean(conn, iface)
