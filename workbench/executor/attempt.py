@@ -13,6 +13,7 @@ collected instead of stopping the others.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -285,7 +286,7 @@ def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
     def watch() -> None:
         while not done.is_set():
             if abort.wait(0.2):
-                _quietly(cg.remove)  # kills the members; the teardown removes it (idempotent)
+                _kill_members(cg, done)
                 return
 
     watcher = threading.Thread(target=watch, daemon=True, name="nimo-abort")
@@ -294,6 +295,22 @@ def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
         yield
     finally:
         done.set()
+
+
+def _kill_members(cg: Cgroup, done: threading.Event, attempts: int = 5) -> None:
+    """Kill G (every member of its cgroup; the teardown removes the cgroup, idempotent),
+    again while G still runs and the removal failed (a busy host can drop one command)."""
+    error: Exception | None = None
+    for i in range(attempts):
+        try:
+            cg.remove()
+            return
+        except Exception as e:
+            error = e
+        if done.wait(0.2 * (i + 1)):
+            return  # G ended anyway
+    print(f"nimo: could not kill G on interrupt ({error}); waiting for it to end",
+          file=sys.stderr, flush=True)
 
 
 def _quietly(fn: Callable[[], Any]) -> None:
