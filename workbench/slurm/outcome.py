@@ -54,8 +54,11 @@ def cpu_seconds(stderr: str) -> tuple[float, dict[str, float]]:
 
 
 def stderr_tail(stderr: str) -> str:
-    text = _CPU_LINE.sub("", stderr)
-    return " ".join(text.split())[-TAIL_CHARS:]
+    """G's last stderr; srun's own lines (exit codes the reason already has) are dropped
+    when G wrote any, so they never push G's cause out of the tail."""
+    lines = _CPU_LINE.sub("", stderr).splitlines()
+    own = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("srun:")]
+    return " ".join(" ".join(own or lines).split())[-TAIL_CHARS:]
 
 
 def failure_reason(end: JobEnd) -> str | None:
