@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,16 +70,17 @@ def claim_lab_slot() -> Iterator[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def running_lab(tmp_path_factory: pytest.TempPathFactory, hosts: int = 3):
-    """Build a lab on a free (prefix, subnet) slot and always take it down."""
+def running_lab(tmp_path_factory: pytest.TempPathFactory, hosts: int = 3, slurm: bool = False):
+    """Build a lab (with a Slurm cluster if ``slurm``) on a free (prefix, subnet) slot and
+    always take it down."""
     reason = _lab_possible()
     if reason:
         pytest.skip(reason)
     from workbench.lab import Lab
 
     with claim_lab_slot() as (prefix, base):
-        the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab", hosts=hosts, prefix=prefix,
-                      subnet_base=base)
+        the_lab = Lab(tmp_path_factory.mktemp("slurm" if slurm else "lab") / "lab", hosts=hosts,
+                      prefix=prefix, subnet_base=base, slurm=slurm)
         try:
             the_lab.up()
             yield the_lab
@@ -91,6 +93,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
     """A running 3-host lab: ``.dir``, ``.inventory_path``, ``.hosts``, ``.known_hosts``,
     ``.key_file`` (see ``workbench.lab.Lab``)."""
     with running_lab(tmp_path_factory, hosts=3) as the_lab:
+        yield the_lab
+
+
+@pytest.fixture(scope="module")
+def slurm_lab(tmp_path_factory: pytest.TempPathFactory):
+    """A running 5-host lab with a Slurm cluster, one per test module that uses it."""
+    with running_lab(tmp_path_factory, hosts=5, slurm=True) as the_lab:
         yield the_lab
 
 
@@ -243,3 +252,15 @@ def fixed_runs_design(name: str, max_runs: int) -> str:
     """A design that makes exactly ``max_runs`` runs (its error target is out of reach),
     with the paper's cheap planner: for tests about running, not learning."""
     return FIXED_RUNS_DESIGN.format(name=name, max_runs=max_runs)
+
+
+def campaign_in_db(db: Path, name: str) -> bool:
+    """Whether SQLite store ``db`` (written by another process) holds campaign ``name`` yet."""
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return con.execute("SELECT 1 FROM nimo_campaigns WHERE name = ?",
+                               (name,)).fetchone() is not None
+    except sqlite3.Error:
+        return False

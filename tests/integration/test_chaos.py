@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import SMALL_KNOBS, fixed_runs_design
+from conftest import SMALL_KNOBS, campaign_in_db, fixed_runs_design
 
 from nimo.records import RunStatus
 from nimo.store import open_store
@@ -90,15 +89,6 @@ class Actor:
                                  f"{self.log.read_text()[-6000:]}") from None
 
 
-def _exists(db: Path, name: str) -> bool:
-    try:
-        with sqlite3.connect(db, timeout=5) as con:
-            return con.execute("SELECT 1 FROM nimo_campaigns WHERE name = ?",
-                               (name,)).fetchone() is not None
-    except sqlite3.Error:
-        return False
-
-
 def _flap(lab, rng: np.random.Generator) -> None:
     host = lab.host(f"compute{rng.integers(1, 4)}")
     subprocess.run(["ip", "-n", host.netns, "link", "set", host.data_iface, "down"], check=True)
@@ -142,7 +132,7 @@ def _actors(url: str, design: Path, inventory: str, tmp_path: Path) -> list[Acto
     db = tmp_path / "chaos.db"
 
     def cli() -> list[str]:
-        if _exists(db, "cli"):
+        if campaign_in_db(db, "cli"):
             return _nimo("campaign", "resume", "cli", "--store", url, "--quiet", "--skip-doctor")
         return _nimo("campaign", "run", inventory, "--design", str(design), "--store", url,
                      "--name", "cli", "--quiet", "--skip-doctor")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_runs_design
+from conftest import campaign_in_db, fixed_runs_design
 
 from nimo.model import CostModel
 from nimo.records import RunStatus
@@ -66,17 +66,6 @@ def _done_runs(db: Path) -> int:
         return 0
 
 
-def _campaign_exists(db: Path, name: str) -> bool:
-    if not db.exists():
-        return False
-    try:
-        with sqlite3.connect(db, timeout=5) as con:
-            return con.execute("SELECT 1 FROM nimo_campaigns WHERE name = ?",
-                               (name,)).fetchone() is not None
-    except sqlite3.Error:
-        return False
-
-
 def _kill_at_random_point(proc: subprocess.Popen, db: Path, rng: np.random.Generator) -> bool:
     """SIGKILL ``proc`` at a random point: usually just after its next finished run plus a
     random delay (mid-run, mid-commit, mid-fit), sometimes at a random time since start
@@ -109,7 +98,7 @@ def test_sigkill_and_resume_loses_and_repeats_nothing(data: Path, tmp_path: Path
     kills, launches, finished = 0, 0, False
     while not finished:
         assert launches < 200, "the campaign never finished"
-        if _campaign_exists(db, "crash"):
+        if campaign_in_db(db, "crash"):
             cmd = _nimo("campaign", "resume", "crash", "--store", f"sqlite:///{db}", "--quiet")
         else:
             cmd = _replay(data, db, "crash")
@@ -194,7 +183,7 @@ def test_live_campaign_killed_20_times_resumes_on_the_lab(private_lab, tmp_path:
     finished_before: dict[int, tuple[float, int]] = {}
     while not finished:
         assert launches < 60, "the live campaign never finished"
-        if _campaign_exists(db, "live"):
+        if campaign_in_db(db, "live"):
             cmd = _nimo("campaign", "resume", "live", "--store", url, "--quiet")
         else:
             cmd = _nimo("campaign", "run", inventory, "--design", str(design),
@@ -205,7 +194,7 @@ def test_live_campaign_killed_20_times_resumes_on_the_lab(private_lab, tmp_path:
         if kills < KILLS and _kill_live(proc, db, rng):
             kills += 1
             with open_store(url) as store:
-                for r in store.runs("live") if _campaign_exists(db, "live") else ():
+                for r in store.runs("live") if campaign_in_db(db, "live") else ():
                     if r.status is RunStatus.DONE:  # never run again, never changed
                         assert finished_before.setdefault(r.run, (r.sample.T, r.attempts)) \
                             == (r.sample.T, r.attempts), f"run {r.run} changed after a kill"

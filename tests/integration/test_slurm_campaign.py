@@ -22,24 +22,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 NIMO = [sys.executable, "-m", "workbench"]
 
 
-@pytest.fixture(scope="module")
-def slurm_lab(tmp_path_factory):
-    from conftest import claim_lab_slot
-
-    from workbench.lab import Lab
-
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    with claim_lab_slot() as (prefix, base):
-        lab = Lab(tmp_path_factory.mktemp("slurm") / "lab", hosts=5, prefix=prefix,
-                  subnet_base=base, slurm=True)
-        try:
-            lab.up()
-            yield lab
-        finally:
-            lab.down()
-
-
 def nimo(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([*NIMO, *args], capture_output=True, text=True, timeout=900)
     if check:

@@ -23,24 +23,6 @@ import yaml
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def slurm_lab(tmp_path_factory):
-    from conftest import claim_lab_slot
-
-    from workbench.lab import Lab
-
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    with claim_lab_slot() as (prefix, base):
-        lab = Lab(tmp_path_factory.mktemp("slurm") / "lab", hosts=5, prefix=prefix,
-                  subnet_base=base, slurm=True)
-        try:
-            lab.up()
-            yield lab
-        finally:
-            lab.down()
-
-
 def slurm(lab, *argv: str) -> str:
     env = {**os.environ, "SLURM_CONF": str(lab.dir / "slurm" / "slurm.conf")}
     return subprocess.run(list(argv), capture_output=True, text=True, env=env,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,6 +44,32 @@ class FakeRunner(RunnerBase):
             return RunOutcome(request, RunStatus.FAILED, reason="host vanished")
         T = true_T(request.assignment)
         return RunOutcome(request, RunStatus.DONE, Sample(dict(request.assignment), T=T))
+
+
+class FormulaRunner(RunnerBase):
+    """A run's outcome from ``outcome(assignment)``: a Sample (done) or a failure reason."""
+
+    def __init__(self, space: ResourceSpace,
+                 outcome: Callable[[Mapping[str, float]], Sample | str],
+                 kind: str = "direct") -> None:
+        self._space, self._outcome, self._kind = space, outcome, kind
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def space(self) -> ResourceSpace:
+        return self._space
+
+    def spec(self) -> dict:
+        return {}
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        got = self._outcome(request.assignment)
+        if isinstance(got, str):
+            return RunOutcome(request, RunStatus.FAILED, reason=got)
+        return RunOutcome(request, RunStatus.DONE, got)
 
 
 class LineModel:

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from campaign_fakes import FormulaRunner
 
 from nimo.campaign import design_to_dict, execute, new_campaign
 from nimo.campaign.family import FamilyData, family_report, space_data
 from nimo.model.family import load_any, predict_rows
-from nimo.records import CampaignKind, RunOutcome, RunRequest, RunStatus, Sample
-from nimo.runner import RunnerBase
+from nimo.records import CampaignKind, Sample
 from nimo.space import Attribute, ResourceSpace
 from nimo.store import open_store
 from workbench.cli import main
@@ -35,23 +35,9 @@ def true_T(a: dict[str, float]) -> float:
     return 1.0 + WORK_S[VARIANTS[int(a["variant"]) - 1]] / a["cpu_share"]
 
 
-class VariantRunner(RunnerBase):
+def variant_runner() -> FormulaRunner:
     """T from a formula over CPU share and a categorical variant (a run's T only)."""
-
-    @property
-    def kind(self) -> str:
-        return "direct"
-
-    @property
-    def space(self) -> ResourceSpace:
-        return SPACE
-
-    def spec(self) -> dict:
-        return {}
-
-    def run(self, request: RunRequest) -> RunOutcome:
-        return RunOutcome(request, RunStatus.DONE,
-                          Sample(dict(request.assignment), T=true_T(request.assignment)))
+    return FormulaRunner(SPACE, lambda a: Sample(dict(a), T=true_T(a)))
 
 
 def design(family: str | None = "auto", max_runs: int = 5) -> dict:
@@ -69,7 +55,7 @@ def run_live(tmp_path: Path, name: str, family: str = "auto", holdout: int = 3):
     store = open_store(url)
     info = new_campaign(store, CampaignKind.LIVE, name, design(family), 3,
                         {"inventory": "none.yaml", "holdout": holdout})
-    result = execute(store, info, VariantRunner())
+    result = execute(store, info, variant_runner())
     return url, store, result
 
 
@@ -100,7 +86,7 @@ def test_without_a_family_nothing_is_added(tmp_path) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'n.db'}")
     plain = design(None, 4)
     info = new_campaign(store, CampaignKind.LIVE, "plain", plain, 1, {"holdout": 2})
-    result = execute(store, info, VariantRunner())
+    result = execute(store, info, variant_runner())
     assert "family" not in result.to_dict()["final"]
     assert "family_result" not in store.campaign("plain").spec
     store.close()
@@ -132,7 +118,7 @@ def test_model_export_family_of_a_campaign_without_one(tmp_path, capsys) -> None
     with open_store(url) as store:
         plain = design(None, 4)
         info = new_campaign(store, CampaignKind.LIVE, "plain", plain, 1, {})
-        execute(store, info, VariantRunner())
+        execute(store, info, variant_runner())
     code = main(["model", "export", "plain", "--family", "--store", url,
                  "-o", str(tmp_path / "m.json")])
     err = capsys.readouterr().err.strip().splitlines()

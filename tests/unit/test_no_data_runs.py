@@ -7,13 +7,13 @@ import warnings
 
 import numpy as np
 import pytest
+from campaign_fakes import FormulaRunner
 
 from nimo.campaign import Campaign
 from nimo.campaign.runners import ResumingRunner
 from nimo.planner import make_planner
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.records.samples import NO_DATA_UNIT, occupancies_without_data
-from nimo.runner import RunnerBase
 from nimo.space import Attribute, ResourceSpace
 from workbench.collector import RunMeasurements, collect
 
@@ -52,22 +52,14 @@ def test_a_stored_sample_without_occupancies_is_completed_on_resume():
     old = Sample(a, T=3.0, U=0.9, meta={"data_bytes": 0, "occupancies": "unavailable"})
     req = RunRequest(1, a, "reference")
     stored = {1: RunOutcome(req, RunStatus.DONE, old)}
-    told = ResumingRunner(stored, NoDataRunner()).run(req).sample
+    told = ResumingRunner(stored, no_data_runner()).run(req).sample
     assert told is not None and told.has_occupancies and told.o_a == pytest.approx(3.0)
     unknown = Sample(a, T=3.0, meta={})  # no record of the data moved: left as it was
     assert unknown.with_no_data_occupancies() is unknown
 
 
-class NoDataRunner(RunnerBase):
-    @property
-    def space(self) -> ResourceSpace:
-        return SPACE
-
-    def spec(self) -> dict:
-        return {}
-
-    def run(self, request: RunRequest) -> RunOutcome:
-        return RunOutcome(request, RunStatus.DONE, no_data_sample(request.assignment))
+def no_data_runner() -> FormulaRunner:
+    return FormulaRunner(SPACE, no_data_sample, kind="occupancy")
 
 
 @pytest.mark.parametrize("design", ["recommended", "paper-default"])
@@ -79,7 +71,7 @@ def test_the_planner_learns_from_runs_without_data(design):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # log(0), x/0 in numpy warn: make them fail
         with np.errstate(all="raise"):
-            result = Campaign(planner, NoDataRunner(), max_failed_in_row=None).run()
+            result = Campaign(planner, no_data_runner(), max_failed_in_row=None).run()
     assert result.model is not None
     assert all(r.status == "done" for r in result.iterations)
     a = {"cpu_share": 0.25, "rate_mbit": 100.0, "memory_mb": 256.0}

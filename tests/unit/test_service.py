@@ -109,48 +109,41 @@ def test_restart_picks_up_what_a_dead_service_left(tmp_path) -> None:
         assert store.leases() == []
 
 
-def test_a_campaign_that_keeps_failing_is_marked_failed(tmp_path) -> None:
+def _failed_by_factory(tmp_path, name: str, error: Exception, attempts: int):
+    """Queue campaign ``name`` on a service whose runner factory always raises ``error``;
+    the campaign's stored info once the service is idle (no lease left)."""
     url = f"sqlite:///{tmp_path}/serve.db"
     with open_store(url) as store:
-        _queue(store, "broken", ["h9"], seed=1)
+        _queue(store, name, ["h9"], seed=1)
 
     def factory(info):
-        raise RuntimeError("inventory host h9 unreachable")
+        raise error
 
-    service = Service(url, poll_s=0.05, campaign_attempts=2, runner_factory=factory)
+    service = Service(url, poll_s=0.05, campaign_attempts=attempts, runner_factory=factory)
     service.start()
     try:
         _wait_idle(service)
     finally:
         service.shutdown()
     with open_store(url) as store:
-        info = store.campaign("broken")
-        assert info.status == "failed" and info.spec["service_attempts"] == 2
-        assert info.stopped_because == "RuntimeError: inventory host h9 unreachable"
         assert store.leases() == []
+        return store.campaign(name)
+
+
+def test_a_campaign_that_keeps_failing_is_marked_failed(tmp_path) -> None:
+    info = _failed_by_factory(tmp_path, "broken", RuntimeError("inventory host h9 unreachable"),
+                              attempts=2)
+    assert info.status == "failed" and info.spec["service_attempts"] == 2
+    assert info.stopped_because == "RuntimeError: inventory host h9 unreachable"
 
 
 def test_a_fatal_setup_error_fails_the_campaign_without_requeueing(tmp_path) -> None:
     from workbench.executor.stops import FatalSetupError
 
-    url = f"sqlite:///{tmp_path}/serve.db"
-    with open_store(url) as store:
-        _queue(store, "refused", ["h9"], seed=1)
-
-    def factory(info):
-        raise FatalSetupError("h9: host key mismatch for 192.0.2.9")
-
-    service = Service(url, poll_s=0.05, campaign_attempts=3, runner_factory=factory)
-    service.start()
-    try:
-        _wait_idle(service)
-    finally:
-        service.shutdown()
-    with open_store(url) as store:
-        info = store.campaign("refused")
-        assert info.status == "failed" and info.spec["service_attempts"] == 1
-        assert info.stopped_because == "FatalSetupError: h9: host key mismatch for 192.0.2.9"
-        assert store.leases() == []
+    info = _failed_by_factory(tmp_path, "refused",
+                              FatalSetupError("h9: host key mismatch for 192.0.2.9"), attempts=3)
+    assert info.status == "failed" and info.spec["service_attempts"] == 1
+    assert info.stopped_because == "FatalSetupError: h9: host key mismatch for 192.0.2.9"
 
 
 def test_remeasure_empties_running_campaigns_profile_caches(tmp_path) -> None:

@@ -5,41 +5,26 @@ from __future__ import annotations
 
 import json
 
-from campaign_fakes import SPACE, true_T
+from campaign_fakes import SPACE, FormulaRunner, true_T
 
 from nimo.campaign.lifecycle import execute, new_campaign
 from nimo.model import load_model
-from nimo.records import CampaignKind, RunOutcome, RunRequest, RunStatus, Sample
-from nimo.runner import RunnerBase
-from nimo.space import ResourceSpace
+from nimo.records import CampaignKind, Sample
 from workbench.cli import main
 
 DESIGN = {"name": "random-12", "strategy": "random", "predictors": {"mode": "auto"},
           "stop": {"error_pct": 1, "min_samples": 12, "max_runs": 12}}
 
 
-class LatencyBreaks(RunnerBase):
+def latency_breaks() -> FormulaRunner:
     """Every run with lat > 0 fails (the delay emulation is broken on this workbench)."""
-
-    kind = "direct"
-
-    @property
-    def space(self) -> ResourceSpace:
-        return SPACE
-
-    def spec(self) -> dict:
-        return {}
-
-    def run(self, request: RunRequest) -> RunOutcome:
-        if request.assignment["lat"] > 0:
-            return RunOutcome(request, RunStatus.FAILED, reason="delayer missing")
-        return RunOutcome(request, RunStatus.DONE,
-                          Sample(dict(request.assignment), T=true_T(request.assignment)))
+    return FormulaRunner(SPACE, lambda a: "delayer missing" if a["lat"] > 0
+                         else Sample(dict(a), T=true_T(a)))
 
 
 def _delivered_model():
     info = new_campaign(None, CampaignKind.REPLAY, None, DESIGN, 3, {})
-    return execute(None, info, LatencyBreaks()).model
+    return execute(None, info, latency_breaks()).model
 
 
 def test_the_model_marks_a_knob_no_successful_run_varied():
@@ -76,7 +61,7 @@ def load_model_from(doc: dict):
 def test_predict_warns_far_from_every_measurement(tmp_path, capsys):
     design = {**DESIGN, "predictors": {"mode": "auto", "bounded": True}}
     info = new_campaign(None, CampaignKind.REPLAY, None, design, 3, {})
-    model = execute(None, info, LatencyBreaks()).model
+    model = execute(None, info, latency_breaks()).model
     path = tmp_path / "model.json"
     path.write_text(json.dumps(model.to_dict()))
     assert main(["predict", str(path), "cpu=2", "lat=0"]) == 0

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from workbench.emulation.common import read_files, run_checked, scope_name
 from workbench.emulation.hostobjects import record
 from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
+from workbench.retry import until_done
 
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory")
 
@@ -309,11 +309,6 @@ def cgroup_applied(conn: Connection, spec: CgroupSpec, *, run_id: str) -> Iterat
 
 
 def _remove_retrying(cg: Cgroup, attempts: int = 3) -> None:
-    for i in range(attempts):
-        try:
-            cg.remove()
-            return
-        except Exception:
-            if i == attempts - 1:
-                raise
-            time.sleep(0.2 * (i + 1))
+    error = until_done(cg.remove, attempts)
+    if error is not None:
+        raise error

@@ -44,6 +44,7 @@ from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile
 from workbench.remote import CommandResult, Connection
 from workbench.remote.group import run_parallel
+from workbench.retry import until_done
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
 from workbench.workload import dataset_relpath
 
@@ -300,17 +301,10 @@ def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
 def _kill_members(cg: Cgroup, done: threading.Event, attempts: int = 5) -> None:
     """Kill G (every member of its cgroup; the teardown removes the cgroup, idempotent),
     again while G still runs and the removal failed (a busy host can drop one command)."""
-    error: Exception | None = None
-    for i in range(attempts):
-        try:
-            cg.remove()
-            return
-        except Exception as e:
-            error = e
-        if done.wait(0.2 * (i + 1)):
-            return  # G ended anyway
-    print(f"nimo: could not kill G on interrupt ({error}); waiting for it to end",
-          file=sys.stderr, flush=True)
+    error = until_done(cg.remove, attempts, stop=done)
+    if error is not None:
+        print(f"nimo: could not kill G on interrupt ({error}); waiting for it to end",
+              file=sys.stderr, flush=True)
 
 
 def _quietly(fn: Callable[[], Any]) -> None:

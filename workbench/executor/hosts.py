@@ -24,6 +24,7 @@ from workbench.exitstatus import interrupts_deferred
 from workbench.inventory import Host, Inventory, render_argv
 from workbench.monitors import find_sadc
 from workbench.remote import Connection
+from workbench.retry import until_done
 from workbench.workload import WorkloadData
 
 Connect = Callable[[Host], Connection]
@@ -82,19 +83,19 @@ class HostPool:
             self._conns.clear()
 
     def _remove_app_dir(self, name: str, app_dir: str, attempts: int = 3) -> None:
-        error: Exception | None = None
-        for _ in range(attempts):
-            try:
-                conn = self.conn(name)
-                conn.run(["rm", "-rf", "--", app_dir], timeout=60, check=True)
-                forget(conn, self._apps_run_id())
-                return
-            except Exception as e:  # a connection cut by the interrupt: reopen it
-                error = e
-                with contextlib.suppress(Exception):
-                    self._conns.pop(name).close()
-        print(f"nimo: {name}: could not remove {app_dir} ({error}); `nimo clean` removes it",
-              file=sys.stderr)
+        def remove() -> None:
+            conn = self.conn(name)
+            conn.run(["rm", "-rf", "--", app_dir], timeout=60, check=True)
+            forget(conn, self._apps_run_id())
+
+        def reopen() -> None:  # a connection cut by the interrupt
+            with contextlib.suppress(Exception):
+                self._conns.pop(name).close()
+
+        error = until_done(remove, attempts, pause_s=0, after_failure=reopen)
+        if error is not None:
+            print(f"nimo: {name}: could not remove {app_dir} ({error}); `nimo clean` removes "
+                  "it", file=sys.stderr)
 
     def prepare(self, compute: Host, storage: Host) -> None:
         """Prepare both hosts of a lane once; later runs wait for the first one's result."""
