@@ -131,7 +131,7 @@ def leftovers(conn, iface: str = "data0") -> dict[str, list[str]]:
     procs = conn.run(["sh", "-c", 'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do '
                       '[ "$(readlink $d/ns/net 2>/dev/null)" = "$me" ] && '
                       'tr "\\0" " " < $d/cmdline 2>/dev/null && echo; done; true']).stdout
-    return {
+    found = {
         "qdiscs": [ln for ln in qd.splitlines() if any(k in ln for k in ("tbf", "netem", "htb"))],
         "iptables": [ln for ln in rules.splitlines() if "nimo-" in ln],
         "mounts": [ln for ln in mounts.splitlines() if "nimo-" in ln and "fuse" in ln],
@@ -140,6 +140,8 @@ def leftovers(conn, iface: str = "data0") -> dict[str, list[str]]:
         "processes": [ln for ln in procs.splitlines()
                       if "nimo-delayer.py" in ln or "ganesha.nfsd -f /tmp/nimo-" in ln],
     }
+    assert found.keys() == _SCRUB_BY_KIND.keys(), "scrub and leftovers list other kinds"
+    return found
 
 
 def assert_clean(conn, iface: str = "data0") -> None:
@@ -148,21 +150,25 @@ def assert_clean(conn, iface: str = "data0") -> None:
     assert not left, f"{conn.name}: left behind: {left}"
 
 
-_SCRUB = r"""
-for q in $(ls /sys/class/net | grep '^data'); do
+# how the scrub removes each kind ``leftovers`` lists ($1: the host token); a kind added to
+# one must be added to the other (``leftovers`` checks)
+_SCRUB_BY_KIND = {
+    "qdiscs": r"""for q in $(ls /sys/class/net | grep '^data'); do
   tc qdisc show dev "$q" | grep -qE 'tbf|netem|htb' && tc qdisc del dev "$q" root
-done
-iptables -w 5 -t mangle -S | grep -- 'nimo-' | grep '^-A' | sed 's/^-A/-D/' |
+done""",
+    "iptables": r"""iptables -w 5 -t mangle -S | grep -- 'nimo-' | grep '^-A' | sed 's/^-A/-D/' |
   while read -r r; do eval "iptables -w 5 -t mangle $r"; done
 iptables -w 5 -t mangle -S | grep '^-N nimo-' | while read -r _ c; do
-  iptables -w 5 -t mangle -F "$c"; iptables -w 5 -t mangle -X "$c"; done
-grep fuse /proc/mounts | awk '{print $2}' | grep nimo- | while read -r m; do
-  fusermount -uz "$m" 2>/dev/null || umount -l "$m"; done
-pkill -f 'nimo-[d]elayer[.]py'; pkill -f 'ganesha[.]nfsd -f /tmp/nimo-'  # [x]: not this sh
-find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -depth -type d -name "nimo-*.$1" -exec rmdir {} \;
-rm -rf /tmp/nimo-*."$1"
-true
-"""
+  iptables -w 5 -t mangle -F "$c"; iptables -w 5 -t mangle -X "$c"; done""",
+    "mounts": r"""grep fuse /proc/mounts | awk '{print $2}' | grep nimo- | while read -r m; do
+  fusermount -uz "$m" 2>/dev/null || umount -l "$m"; done""",
+    # [x]: the pattern must not match this sh itself
+    "processes": r"pkill -f 'nimo-[d]elayer[.]py'; pkill -f 'ganesha[.]nfsd -f /tmp/nimo-'",
+    "cgroups": r"""find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -depth -type d -name "nimo-*.$1" \
+  -exec rmdir {} \;""",
+    "dirs": r'rm -rf /tmp/nimo-*."$1"',
+}
+_SCRUB = "\n".join([*_SCRUB_BY_KIND.values(), "true"])
 
 
 def scrub(conn) -> None:
