@@ -19,6 +19,11 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 NIMO = [sys.executable, "-m", "workbench"]
 SIZES = [2, 4, 8, 32]
 UNSEEN = [3, 16]  # sizes no run trained on, strictly between trained ones
+# Bandwidth levels the data path delivers steadily on this shared 2-core lab machine. At the
+# former 200 Mbit/s, runs of one setting (0.2-0.7 s) came out 14-59% apart (likely sshfs's ssh,
+# outside the run's cgroup, pacing the transfer on a busy host) and the held-out runs inherited
+# it (holdout MAPE 12.4, 8.1, 15.5%); at 100 Mbit/s runs of 0.25-0.5 s repeat 1-7% apart.
+RATES = [25, 100]
 
 
 def workload_inventory(lab, tmp_path: Path, sizes: list[float] = SIZES,
@@ -30,7 +35,7 @@ def workload_inventory(lab, tmp_path: Path, sizes: list[float] = SIZES,
     doc["application"]["dataset"]["path"] = "wl-checksum"
     doc["knobs"] = [{"kind": "cpu_share", "levels": [0.25, 0.5, 1.0]},
                     {"kind": "memory_mb", "levels": [128, 512]},
-                    {"kind": "rate_mbit", "levels": [50, 200]},
+                    {"kind": "rate_mbit", "levels": RATES},
                     {"kind": "dataset_mb", "levels": sizes}]
     doc["monitors"] = {"sar": False, "tshark": False, "profile": False}
     path = tmp_path / f"{name}.yaml"
@@ -44,13 +49,16 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
 
     inv = workload_inventory(lab, tmp_path)
     design = tmp_path / "design.yaml"
-    design.write_text("extends: recommended\nstop: {error_pct: 8, max_runs: 30}\n")
+    # the shipped design's own stop target (5%), capped so the test stays short: an easier
+    # target stopped some campaigns early on an optimistic internal error (14 runs, 7.2%)
+    design.write_text("extends: recommended\nstop: {max_runs: 30}\n")
     url = f"sqlite:///{tmp_path / 'nimo.db'}"
     out = tmp_path / "c.json"
     subprocess.run([*NIMO, "campaign", "run", str(inv), "--holdout", "10", "--design",
                     str(design), "--store", url, "--name", "wl-acc1", "--json", str(out),
                     "--quiet"], check=True, capture_output=True, text=True, timeout=3600)
-    final = json.loads(out.read_text())["final"]
+    doc = json.loads(out.read_text())
+    final, internal = doc["final"], doc["iterations"][-1]["internal_error_pct"] or float("nan")
     store = open_store(url)
     try:
         runs = [r for r in store.runs("wl-acc1") if r.sample is not None]
@@ -60,10 +68,12 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
                       if r.purpose is not RunPurpose.HOLDOUT})
     held = [r.assignment["dataset_mb"] for r in runs if r.purpose is RunPurpose.HOLDOUT]
     between = [s for s in held if trained[0] < s < trained[-1]]
-    mape = final["holdout_mape_pct"]
+    mape, coverage = final["holdout_mape_pct"], final.get("holdout_coverage_90")
     print(f"\nholdout MAPE {mape:.1f}% on {len(held)} held-out runs after {final['runs']} "
-          f"runs; trained sizes {trained}, held-out sizes {sorted(held)}, "
-          f"{len(between)} strictly between trained sizes")
+          f"runs (internal error {internal:.1f}%, {doc['stopped_because']}; 90% interval "
+          f"coverage {'-' if coverage is None else f'{coverage:.0%}'}); trained sizes "
+          f"{trained}, held-out sizes {sorted(held)}, {len(between)} strictly between")
+    holdout_errors(tmp_path, url, [r for r in runs if r.purpose is RunPurpose.HOLDOUT])
     assert len(held) == 10 and between
     assert mape <= 15.0
     for r in runs:  # every sample carries its level's dataset profile
@@ -76,6 +86,23 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
     assert {f"wl-checksum-{s}mb" for s in SIZES} <= set(names)
     exported_profiles(tmp_path, url, len(runs))
     unseen_sizes_mape(inv, tmp_path, url)
+
+
+def holdout_errors(tmp_path: Path, url: str, held: list) -> None:
+    """Print each held-out run's error under the exported model (same predictions as the
+    scored one: the export only recalibrates intervals), to see where the error comes from."""
+    from nimo.model import load_model
+
+    path = tmp_path / "holdout-model.json"
+    subprocess.run([*NIMO, "model", "export", "wl-acc1", "--store", url, "-o", str(path)],
+                   check=True, capture_output=True, text=True, timeout=120)
+    model = load_model(path)
+    for r in sorted(held, key=lambda r: tuple(r.assignment.values())):
+        p = model.predict(r.assignment)
+        a = r.assignment
+        print(f"  holdout cpu {a['cpu_share']:g} mem {a['memory_mb']:g} rate "
+              f"{a['rate_mbit']:g} size {a['dataset_mb']:g}: T {r.sample.T:6.2f}s predicted "
+              f"{p:6.2f}s error {(p - r.sample.T) / r.sample.T * 100:+5.1f}%")
 
 
 def exported_profiles(tmp_path: Path, url: str, n: int) -> None:
