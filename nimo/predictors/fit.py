@@ -142,7 +142,8 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
             terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
-                               smooth, data.columns, cache, matrix, preferred)
+                               smooth, data.columns, cache, matrix,
+                               preferred if opts.physical_ties else None)
         err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)

@@ -71,6 +71,18 @@ def test_no_prior_when_two_attributes_change_or_the_attribute_is_categorical() -
     assert q.terms == ()
 
 
+def test_physical_ties_false_keeps_the_prior_but_not_the_tiebreak() -> None:
+    X = np.array([[32.0], [32.0], [4.0], [4.0]])
+    y = np.array([275.0, 280.0, 800.0, 802.0])
+    ref = (32.0,)
+    opts = PredictorOptions(physical=True, physical_ties=False)
+    p = fit_predictor("T", X, y, ("nodes",), ["nodes"], ref, 275.0, {"nodes": NODES}, opts, PHYS)
+    assert [t.label for t in p.terms] == ["nodes"]
+    q = fit_predictor("T", X[1:3], y[1:3], ("nodes",), ["nodes"], ref, 280.0, {"nodes": NODES},
+                      opts, PHYS)
+    assert [t.label for t in q.terms] == ["reciprocal(nodes)"]
+
+
 def test_tiebreak_prefers_the_physical_transform_only_on_exact_ties() -> None:
     terms = [Term.main("nodes", t) for t in ("identity", "reciprocal", "log")]
     tie = np.array([5.0, 5.0, 5.0])
@@ -110,12 +122,12 @@ def test_option_parses_and_learner_uses_it_in_an_exported_model() -> None:
     assert abs(model.predict({"nodes": 12.0}) - 400.0) < 1e-6
 
 
-def test_recommended_physical_differs_from_recommended_only_by_the_physical_option() -> None:
+def test_recommended_physical_differs_from_recommended_only_by_the_physical_ties() -> None:
     designs = Path(__file__).resolve().parents[2] / "designs"
     rec = yaml.safe_load((designs / "recommended.yaml").read_text())
     phys = yaml.safe_load((designs / "recommended-physical.yaml").read_text())
-    assert phys["predictors"] == {**rec["predictors"], "physical": True}
-    assert not rec["predictors"].get("physical", False)
+    assert rec["predictors"]["physical"] is True and rec["predictors"]["physical_ties"] is False
+    assert phys["predictors"] == {**rec["predictors"], "physical_ties": True}
     same = ("name", "description", "predictors")
     assert {k: v for k, v in phys.items() if k not in same} == {
         k: v for k, v in rec.items() if k not in same}
