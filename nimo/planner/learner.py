@@ -18,6 +18,7 @@ from nimo.model.support import clip_to_bounds
 from nimo.planner.crossval import cross_validated
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
+from nimo.predictors.prior import physical_transforms
 from nimo.records import Sample
 from nimo.space import Assignment, ResourceSpace
 
@@ -60,6 +61,7 @@ class Learner:
         self.fitted: dict[str, FittedPredictor] = {}
         self.ref_values: dict[str, float] = {}
         self._levels = {a.name: a.levels for a in space.attributes}
+        self._physical = physical_transforms(space.attributes)
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
         self._loo_raw: dict[str, np.ndarray] | None = None
         self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]]] | None = None
@@ -106,6 +108,7 @@ class Learner:
                 y_ref,
                 self._levels,
                 self.options,
+                self._physical,
             )
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -149,7 +152,7 @@ class Learner:
             y = self.y(p)
             return fit_predictor(TARGET_OF[p], X[mask], y[mask], names, self.active[p],
                                  self.reference, self.ref_values.get(p, float(np.mean(y))),
-                                 self._levels, self._fast_options())
+                                 self._levels, self._fast_options(), self._physical)
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
             return clip_to_bounds(self.combine(parts), self.bounds())

@@ -28,6 +28,7 @@ from nimo.metrics import fit_error_pct, fit_error_weights
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor
 from nimo.predictors.options import PredictorOptions
+from nimo.predictors.prior import two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
 
 __all__ = ["PredictorOptions", "fit_predictor"]
@@ -43,16 +44,20 @@ def fit_predictor(
     y_ref: float,
     levels: Mapping[str, Sequence[float]],
     options: PredictorOptions | None = None,
+    physical: Mapping[str, str] | None = None,
 ) -> FittedPredictor:
     """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
-    in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes."""
+    in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes.
+    ``physical``: {attribute: physical transform} (:mod:`nimo.predictors.prior`), used when
+    ``options.physical`` in auto mode."""
     opts = options or PredictorOptions()
     names = tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
     y = np.asarray(y, dtype=float).reshape(-1)
     _check_inputs(target, X, y, names, active, reference)
     data = _Normalised.of(X, y, names, list(dict.fromkeys(active)), reference, y_ref, levels)
-    response, terms, path = _select_terms(data, y, opts)
+    preferred = dict(physical or {}) if opts.physical and opts.mode == "auto" else {}
+    response, terms, path = _select_terms(data, y, opts, preferred)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -113,10 +118,12 @@ class _Normalised:
         return cls(active, scales, Z, columns, norm_levels, _y_scale(float(y_ref), y))
 
 
-def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions
+def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
+                  preferred: Mapping[str, str]
                   ) -> tuple[str, list[Term], list[tuple[str, float]]]:
     """(response, terms, selection path): the search on y, and in auto mode also on log y,
-    which must beat it by ``min_improvement`` (prefer simple)."""
+    which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
+    samples get the physical two-point form (:func:`two_point_prior`)."""
     runs = [("identity", y / data.y_scale)]
     if opts.mode == "auto" and opts.log_response and np.all(y > 0):
         runs.append(("log", np.log(y / data.y_scale)))
@@ -135,11 +142,16 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions
             terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
-                               smooth, data.columns, cache, matrix)
+                               smooth, data.columns, cache, matrix,
+                               preferred if opts.physical_ties else None)
         err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)
     assert best is not None
+    if preferred and not best[2]:
+        prior = two_point_prior(data.columns, data.norm_levels, runs[0][1], preferred)
+        if prior is not None:
+            return prior[0], prior[1], [*best[3], ("prior:" + prior[1][0].label, best[0])]
     return best[1], best[2], best[3]
 
 

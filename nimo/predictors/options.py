@@ -24,7 +24,12 @@ class PredictorOptions:
     (``piecewise`` = hinges at interior levels, both directions), pairwise ``interactions``
     and, if ``log_response``, a log response; a term is kept only if it cuts the LOO error
     by at least ``min_improvement`` (relative). At most ``max_terms`` terms and never more
-    than n - 2 (one residual degree of freedom is kept). ``final_fit``: ``'statsmodels'``
+    than n - 2 (one residual degree of freedom is kept). ``physical`` (auto mode): where
+    the sample cannot tell transforms apart, use the attributes' physical direction (a
+    capacity's reciprocal, a load's or latency's identity): it breaks exact ties of the
+    selection and gives two samples that differ in one attribute ``a + b g(x)`` instead of
+    their mean (see :mod:`nimo.predictors.prior`; ``physical_ties: false`` keeps only the
+    latter). ``final_fit``: ``'statsmodels'``
     (OLS, its ``cov_params``) or ``'numpy'`` (same formulas, faster).
     """
 
@@ -38,6 +43,9 @@ class PredictorOptions:
     # the model holds predicted T within a range of its measured runs and flags (and widens
     # the intervals of) predictions far from every measurement; off: the paper's behaviour
     bounded: bool = False
+    # small-sample prior and tie-break by the attributes' physical direction (auto mode)
+    physical: bool = False
+    physical_ties: bool = True  # with ``physical``: also break exact selection ties by it
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -86,7 +94,8 @@ class PredictorOptions:
                 kw["max_terms"] = int(kw["max_terms"])
         except (TypeError, ValueError, OverflowError) as e:
             raise ConfigError(f"predictors: bad number ({e})") from None
-        for key in ("interactions", "log_response", "bounded"):
+        for key in ("interactions", "log_response", "bounded", "physical",
+                    "physical_ties"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)

@@ -10,12 +10,14 @@ offered only where the sample identifies them (:mod:`nimo.predictors.interaction
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nimo.model.features import Term
 from nimo.predictors.interactions import interaction_candidates
+from nimo.predictors.prior import physical_tiebreak
 
 RANK_TOL = 1e-7
 ZERO_ERROR = 1e-9  # LOO MAPE (%) below which nothing is left to explain
@@ -113,6 +115,7 @@ class GreedySearch:
         columns: dict[str, np.ndarray] | None = None,
         pair_cache: dict | None = None,
         matrix: np.ndarray | None = None,
+        preferred: Mapping[str, str] | None = None,
     ) -> list[Term]:
         """Add the best candidate while it cuts the LOO error by at least
         ``max(min_improvement, ln(m)/n)`` (m candidates evaluated, n samples).
@@ -125,6 +128,8 @@ class GreedySearch:
         only for the ``SCREEN`` valid candidates that most reduce the residual sum of squares
         (from the running projections ``P = Q'C``, updated by one row per accepted term).
         ``matrix`` may hold the pool's columns already stacked (shared between searches).
+        ``preferred`` ({attribute: physical transform}) breaks exact ties of the LOO error,
+        see :func:`nimo.predictors.prior.physical_tiebreak`.
         """
         cands = _Pool.build(pool, self.Q, self.r, matrix)
         pair_cache = {} if pair_cache is None else pair_cache
@@ -139,6 +144,9 @@ class GreedySearch:
             need = max(min_improvement, np.log(max(idx.size, 1)) / n)
             errs = self.evaluate(cands.C[:, idx])
             j = int(np.argmin(errs))
+            if preferred:
+                j = physical_tiebreak([cands.cands[int(i)].term for i in idx], errs, j,
+                                      preferred)
             if not errs[j] < self.err * (1.0 - need):
                 break
             best = int(idx[j])
