@@ -16,6 +16,7 @@ Limits (a refusal naming the column or the count, and the flag that lifts it):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -339,7 +340,16 @@ def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment,
     kind = _kind(header)
     levels = {c: sorted({a[i] for a in data}) for i, c in enumerate(names)}
     load = tuple(spec.load)
-    space = ResourceSpace(tuple(infer_attribute(c, levels[c], c in load) for c in names),
-                          tuple(data))
+    cats = dict(categories or {})
+    space = ResourceSpace(tuple(_attribute(c, levels[c], c in load, cats.get(c, ()))
+                                for c in names), tuple(data))
     return ReplayDataset(p, space, "direct" if kind == "direct" else "occupancy",
-                         Runs(names, kind, data), load, dict(categories or {}))
+                         Runs(names, kind, data), load, cats)
+
+
+def _attribute(name: str, levels: Sequence[float], load: bool,
+               categories: tuple[str, ...]) -> Attribute:
+    """The attribute of a column; a categorical one carries its category names (its levels
+    are their codes 1..k), so the planner's predictors treat the codes as names."""
+    attr = infer_attribute(name, levels, load)
+    return dataclasses.replace(attr, categories=categories) if categories else attr

@@ -16,6 +16,8 @@ transform           value                  captures
 ``piecewise``       ``max(0, z - k)``      a change of slope above knot ``k``
 ``piecewise_below`` ``max(0, k - z)``      a change of slope below ``k`` (memory cliff,
                                            saturation: flat above ``k``)
+``level``           ``1 if z == k else 0``  one level of a categorical attribute (its
+                                           code; an algorithm variant, instance family)
 ==================  =====================  ==========================================
 
 Knots ``k`` are on the normalised scale. ``reciprocal`` and ``log`` need ``z > 0``. A term
@@ -33,14 +35,16 @@ import numpy as np
 
 from nimo.errors import ModelError
 
-TRANSFORMS = ("identity", "reciprocal", "log", "piecewise", "piecewise_below")
+TRANSFORMS = ("identity", "reciprocal", "log", "piecewise", "piecewise_below", "level")
 POSITIVE_ONLY = ("reciprocal", "log")
-KNOTTED = ("piecewise", "piecewise_below")
+KNOTTED = ("piecewise", "piecewise_below")  # hinges
+WITH_KNOT = (*KNOTTED, "level")  # transforms that take a knot
 
 
 @dataclass(frozen=True)
 class Factor:
-    """``transform(z_attr)``; ``knot`` (normalised scale) only for the piecewise transforms."""
+    """``transform(z_attr)``; ``knot`` (normalised scale) only for the piecewise transforms
+    and ``level`` (the level's normalised code)."""
 
     attr: str
     transform: str = "identity"
@@ -51,7 +55,7 @@ class Factor:
             raise ModelError(
                 f"unknown transform {self.transform!r}", hint="valid: " + ", ".join(TRANSFORMS)
             )
-        if (self.transform in KNOTTED) != (self.knot is not None):
+        if (self.transform in WITH_KNOT) != (self.knot is not None):
             raise ModelError(f"transform {self.transform!r} of {self.attr!r}: bad knot")
 
     def evaluate(self, z: np.ndarray) -> np.ndarray:
@@ -63,6 +67,9 @@ class Factor:
             return np.maximum(0.0, z - self.knot)
         if t == "piecewise_below":
             return np.maximum(0.0, self.knot - z)
+        if t == "level":
+            k = 0.0 if self.knot is None else self.knot  # never None (__post_init__)
+            return (np.abs(z - k) <= 1e-9 * max(1.0, abs(k))).astype(float)
         if np.any(z <= 0):
             raise ModelError(f"transform {t!r} of attribute {self.attr!r} needs values > 0")
         return 1.0 / z if t == "reciprocal" else np.log(z)
@@ -71,6 +78,8 @@ class Factor:
     def label(self) -> str:
         if self.transform == "identity":
             return self.attr
+        if self.transform == "level":
+            return f"[{self.attr}={self.knot:g}]"
         if self.transform in KNOTTED:
             sign = "-" if self.transform == "piecewise" else "+"
             inner = f"{self.attr}-{self.knot:g}" if sign == "-" else f"{self.knot:g}-{self.attr}"

@@ -232,7 +232,7 @@ class Learner:
                 y = self.y(p)
                 fits[p] = fit_predictor(TARGET_OF[p], Xt, y, names, self.active[p],
                                         self.reference, self.ref_values.get(p, float(np.mean(y))),
-                                        self._levels, opts)
+                                        self._levels, opts, self._physical)
             loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
                    for p in self.predictor_names}
             out.append((fits, internal_error_pct(self.T(), self.combine(loo)) if n > 1 else None))

@@ -28,7 +28,7 @@ from nimo.metrics import fit_error_pct, fit_error_weights
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor
 from nimo.predictors.options import PredictorOptions
-from nimo.predictors.prior import two_point_prior
+from nimo.predictors.prior import CATEGORY, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
 
 __all__ = ["PredictorOptions", "fit_predictor"]
@@ -49,15 +49,19 @@ def fit_predictor(
     """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
     in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes.
     ``physical``: {attribute: physical transform} (:mod:`nimo.predictors.prior`), used when
-    ``options.physical`` in auto mode."""
+    ``options.physical`` in auto mode; an attribute marked ``category`` there is categorical
+    (its levels are codes of names): auto mode offers one ``level`` indicator per observed
+    level instead of transforms of the code."""
     opts = options or PredictorOptions()
     names = tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
     y = np.asarray(y, dtype=float).reshape(-1)
     _check_inputs(target, X, y, names, active, reference)
     data = _Normalised.of(X, y, names, list(dict.fromkeys(active)), reference, y_ref, levels)
-    preferred = dict(physical or {}) if opts.physical and opts.mode == "auto" else {}
-    response, terms, path = _select_terms(data, y, opts, preferred)
+    categorical = frozenset(a for a, t in (physical or {}).items() if t == CATEGORY)
+    preferred = ({a: t for a, t in (physical or {}).items() if t != CATEGORY}
+                 if opts.physical and opts.mode == "auto" else {})
+    response, terms, path = _select_terms(data, y, opts, preferred, categorical)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -119,7 +123,7 @@ class _Normalised:
 
 
 def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
-                  preferred: Mapping[str, str]
+                  preferred: Mapping[str, str], categorical: frozenset[str] = frozenset()
                   ) -> tuple[str, list[Term], list[tuple[str, float]]]:
     """(response, terms, selection path): the search on y, and in auto mode also on log y,
     which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
@@ -131,7 +135,8 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
     smooth: dict[str, list[str]] = {}
     matrix = None
     if opts.mode == "auto":
-        pool, smooth = _main_candidates(data.columns, data.norm_levels, opts.transforms)
+        pool, smooth = _main_candidates(data.columns, data.norm_levels, opts.transforms,
+                                        categorical)
         matrix = np.column_stack([c.column for c in pool]) if pool else None
     cache: dict = {}
     best: tuple[float, str, list[Term], list[tuple[str, float]]] | None = None
@@ -172,13 +177,20 @@ def _main_candidates(
     columns: Mapping[str, np.ndarray],
     norm_levels: Mapping[str, np.ndarray],
     transforms: Sequence[str],
+    categorical: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], dict[str, list[str]]]:
-    """Smooth transforms and hinges of each attribute with >= 2 distinct observed values."""
+    """Smooth transforms and hinges of each attribute with >= 2 distinct observed values;
+    for a categorical one, an indicator per observed level (with two levels its code is
+    that indicator already: it keeps the identity, and so its interactions)."""
     pool: list[Candidate] = []
     smooth: dict[str, list[str]] = {}
     for a, z in columns.items():
         seen = np.unique(z)
         if seen.size < 2:
+            continue
+        if a in categorical and seen.size > 2:
+            pool += [Candidate(t, t.evaluate(columns))
+                     for t in (Term.main(a, "level", float(k)) for k in seen)]
             continue
         positive = bool(np.all(seen > 0) and np.all(norm_levels[a] > 0))
         smooth[a] = ["identity"]

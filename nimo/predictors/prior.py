@@ -4,7 +4,7 @@ An attribute's *physical transform* follows its direction (:class:`nimo.space.At
 a capacity (more = faster: CPU speed, nodes, bandwidth) acts through its reciprocal, time ~
 a + b / x (a fixed part plus work shared by the capacity, Amdahl's law); a load (input size,
 iterations) or a latency acts through its identity, time ~ a + b x. Categorical attributes
-have none.
+have none (:data:`CATEGORY`).
 
 Two uses, both only where the data cannot decide:
 
@@ -30,11 +30,15 @@ from nimo.space import Attribute
 TIE_TOL = 1e-9  # relative: LOO errors this close are the same error
 
 
+CATEGORY = "category"  # not a transform: the attribute's levels are names, see fit_predictor
+
+
 def physical_transforms(attributes: Sequence[Attribute]) -> dict[str, str]:
-    """{attribute name: physical transform} for attributes with a direction (not
-    categorical): ``reciprocal`` for capacities, ``identity`` for loads and latencies."""
-    return {a.name: "reciprocal" if a.direction > 0 else "identity"
-            for a in attributes if not a.categories}
+    """{attribute name: physical transform}: ``reciprocal`` for capacities, ``identity`` for
+    loads and latencies, :data:`CATEGORY` for categorical attributes (their codes are names,
+    not quantities: the predictors give each level its own indicator term)."""
+    return {a.name: CATEGORY if a.categories else
+            "reciprocal" if a.direction > 0 else "identity" for a in attributes}
 
 
 def physical_tiebreak(terms: Sequence[Term], errs: np.ndarray, best: int,

@@ -102,12 +102,12 @@ def test_selection_with_two_levels_keeps_the_capacitys_reciprocal() -> None:
     assert p.predict(np.array([[60.0]]))[0] > 0
 
 
-def test_physical_transforms_follow_direction_and_skip_categories() -> None:
+def test_physical_transforms_follow_direction_and_mark_categories() -> None:
     attrs = [Attribute("cpu", (1.0, 2.0)), Attribute("lat", (0.0, 5.0), direction=-1),
              Attribute("input", (1.0, 2.0), direction=-1, load=True),
              Attribute("family", (1.0, 2.0), categories=("a", "b"))]
     assert physical_transforms(attrs) == {"cpu": "reciprocal", "lat": "identity",
-                                          "input": "identity"}
+                                          "input": "identity", "family": "category"}
 
 
 def test_option_parses_and_learner_uses_it_in_an_exported_model() -> None:
