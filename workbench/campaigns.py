@@ -127,9 +127,12 @@ def resume(
             if runner_factory is None:
                 info = _complete_replay_spec(store, info, runner)
             # clean first, then mark: a resume killed while cleaning leaves the runs in
-            # flight, so the next resume cleans again
-            in_flight = [r for r in store.runs(name) if r.status is RunStatus.QUEUED]
-            if in_flight and info.kind == CampaignKind.LIVE:
+            # flight, so the next resume cleans again. Any earlier process (not only one
+            # killed mid-run) may have died holding its app dirs: we hold the claim and the
+            # leases, so nothing of this campaign runs now
+            runs = store.runs(name)
+            in_flight = [r for r in runs if r.status is RunStatus.QUEUED]
+            if runs and info.kind == CampaignKind.LIVE:
                 clean_hosts(info, in_flight, store)
             store.interrupt_in_flight(name)
             return _execute(store, info, runner, json_out, progress)
@@ -285,16 +288,17 @@ def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]
 
 def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
                 store: Store | None = None) -> None:
-    """Remove what the runs a crash interrupted left on the hosts (this campaign's objects
-    only, ``workbench.clean``; the store forgets them)."""
+    """Remove what earlier processes of the campaign left on the hosts: the runs a crash
+    interrupted, app dirs (this campaign's objects only, ``workbench.clean``; the store
+    forgets them)."""
     from workbench import clean
 
     runs = ", ".join(str(r.run) for r in interrupted)
+    after = f"after interrupted run(s) {runs}" if runs else "of an earlier process"
     reports = clean.clean_inventory(info.spec["inventory"], info.name, store)
     for host, report in reports.items():
         if isinstance(report, BaseException):
-            print(f"nimo: warning: could not clean {host} after interrupted run(s) {runs}: "
-                  f"{report}", file=sys.stderr)
+            print(f"nimo: warning: could not clean {host} {after}: {report}", file=sys.stderr)
 
 
 def write_json(result: CampaignResult, path: str | Path,

@@ -43,3 +43,35 @@ def test_a_resume_killed_while_cleaning_leaves_the_run_for_the_next_resume(tmp_p
     assert cleaned == [[1], [1]]  # the second resume cleaned again
     with open_store(url) as store:
         assert [r.status for r in store.runs("live")] == [RunStatus.QUEUED]
+
+
+def test_a_resume_cleans_what_any_earlier_process_left_not_a_new_campaign(tmp_path,
+                                                                           monkeypatch):
+    """A process killed between runs leaves no run in flight but may leave its app dirs:
+    the resume cleans the hosts too. A campaign that never ran has nothing to clean."""
+    from nimo.records import RunOutcome, Sample
+
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    with open_store(url) as store:
+        for name in ("between", "fresh"):
+            store.create_campaign(name, CampaignKind.LIVE, design={}, seed=1,
+                                  spec={"inventory": EXAMPLE})
+        req = RunRequest(1, {"cpu": 1.0}, "train")
+        store.queue_runs("between", [req])
+        store.record_outcome("between", RunOutcome(req, RunStatus.DONE,
+                                                   Sample({"cpu": 1.0}, T=1.0)))
+    cleaned: list[tuple[str, list[int]]] = []
+
+    def record_then_die(info, runs, store=None):
+        cleaned.append((info.name, [r.run for r in runs]))
+        raise Killed
+
+    monkeypatch.setattr(campaigns, "clean_hosts", record_then_die)
+    with pytest.raises(Killed):
+        campaigns.resume("between", store_url=url, progress=False,
+                         runner_factory=lambda info: None)  # type: ignore[arg-type,return-value]
+    assert cleaned == [("between", [])]
+    with pytest.raises(Exception) as e:  # the fake runner ends it after the (skipped) clean
+        campaigns.resume("fresh", store_url=url, progress=False,
+                         runner_factory=lambda info: None)  # type: ignore[arg-type,return-value]
+    assert not isinstance(e.value, Killed) and cleaned == [("between", [])]
