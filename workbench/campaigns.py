@@ -127,12 +127,12 @@ def resume(
             if runner_factory is None:
                 info = _complete_replay_spec(store, info, runner)
             # clean first, then mark: a resume killed while cleaning leaves the runs in
-            # flight, so the next resume cleans again. Any earlier process (not only one
-            # killed mid-run) may have died holding its app dirs: we hold the claim and the
-            # leases, so nothing of this campaign runs now
+            # flight, so the next resume cleans again. A process killed between runs leaves
+            # none in flight but its app dirs, and the campaign still active: we hold the
+            # claim and the leases, so nothing of this campaign runs now
             runs = store.runs(name)
             in_flight = [r for r in runs if r.status is RunStatus.QUEUED]
-            if runs and info.kind == CampaignKind.LIVE:
+            if info.kind == CampaignKind.LIVE and (in_flight or runs and info.status.active):
                 clean_hosts(info, in_flight, store)
             store.interrupt_in_flight(name)
             return _execute(store, info, runner, json_out, progress)

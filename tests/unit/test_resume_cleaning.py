@@ -53,9 +53,9 @@ def test_a_resume_cleans_what_any_earlier_process_left_not_a_new_campaign(tmp_pa
 
     url = f"sqlite:///{tmp_path}/nimo.db"
     with open_store(url) as store:
-        for name in ("between", "fresh"):
+        for name in ("between", "fresh"):  # left running by a process killed between runs
             store.create_campaign(name, CampaignKind.LIVE, design={}, seed=1,
-                                  spec={"inventory": EXAMPLE})
+                                  spec={"inventory": EXAMPLE}, status="running")
         req = RunRequest(1, {"cpu": 1.0}, "train")
         store.queue_runs("between", [req])
         store.record_outcome("between", RunOutcome(req, RunStatus.DONE,
