@@ -188,14 +188,23 @@ def _leftovers_stay_with_their_test(request):
     import warnings
 
     the_lab = request.getfixturevalue("lab")
+    for name, left in lab_leftovers(the_lab).items():
+        warnings.warn(f"{request.node.nodeid} left on {name}: {left}", stacklevel=1)
+        with the_lab.connect(name) as conn:
+            scrub(conn)
+
+
+def lab_leftovers(the_lab) -> dict[str, dict[str, list[str]]]:
+    """{host: what ``leftovers`` finds on any of its data interfaces}, hosts with any only."""
+    found = {}
     for host in the_lab.hosts:
         with the_lab.connect(host.name) as conn:
             ifaces = conn.run(["sh", "-c", "ls /sys/class/net | grep '^data'; true"]).stdout
             left = {k: v for iface in ifaces.split() or ["data0"]
                     for k, v in leftovers(conn, iface).items() if v}
-            if left:
-                warnings.warn(f"{request.node.nodeid} left on {host.name}: {left}", stacklevel=1)
-                scrub(conn)
+        if left:
+            found[host.name] = left
+    return found
 
 
 @pytest.fixture(name="assert_clean")

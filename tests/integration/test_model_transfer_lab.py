@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import lab_leftovers
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -89,7 +90,7 @@ def fit_and_score(tmp_path: Path, inputs: str, tag: str) -> dict:
     return json.loads(scored.read_text())
 
 
-def test_profile_model_from_workbench_a_scores_workbench_b(lab, tmp_path, assert_clean) -> None:
+def test_profile_model_from_workbench_a_scores_workbench_b(lab, tmp_path) -> None:
     import numpy as np
 
     url = f"sqlite:///{tmp_path / 'nimo.db'}"
@@ -127,8 +128,5 @@ def test_profile_model_from_workbench_a_scores_workbench_b(lab, tmp_path, assert
     two_cpus = [rk["predicted"] / rk["T"] for rk, row in zip(on_knobs["records"], b, strict=True)
                 if float(row["cpu_share"]) == 2.0]
     assert len(two_cpus) == 2 and np.mean(two_cpus) < 1.0
-    for host in lab.hosts:  # both campaigns took their limits, mounts and probes away
-        with lab.connect(host.name) as conn:
-            ifaces = conn.run(["sh", "-c", "ls /sys/class/net | grep '^data'; true"]).stdout
-            for iface in ifaces.split():
-                assert_clean(conn, iface)
+    # both campaigns took their limits, mounts and probes away, on every host and data link
+    assert lab_leftovers(lab) == {}
