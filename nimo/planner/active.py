@@ -175,6 +175,8 @@ class NimoPlanner(BasePlanner):
     def _tell_train(self, req: RunRequest, outcome: RunOutcome, sample: Sample | None
                     ) -> IterationRecord:
         if sample is not None:
+            if self.phase == "train":
+                self._note_prospective(sample)
             self.learner.add(sample)
             if req.predictor and req.predictor.startswith(SCREEN_PREFIX):
                 self.probes[req.predictor.removeprefix(SCREEN_PREFIX)] = sample

@@ -41,6 +41,8 @@ class RandomPlanner(BasePlanner):
     def tell(self, outcome: RunOutcome) -> IterationRecord:
         req, _, sample = self.ledger.accept(outcome)
         if sample is not None:
+            if req.purpose == "train":
+                self._note_prospective(sample)
             self.learner.add(sample)
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)

@@ -14,7 +14,7 @@ from nimo.planner.learner import Learner
 from nimo.planner.ledger import RunLedger
 from nimo.planner.strategies.stop import Progress, StopRules, unreached
 from nimo.predictors import PredictorOptions
-from nimo.records import IterationRecord, RunOutcome, RunRequest
+from nimo.records import IterationRecord, RunOutcome, RunRequest, Sample
 from nimo.space import Assignment, ResourceSpace
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class BasePlanner(Planner):
         self.internal_error: float | None = None
         self.predictor_errors: dict[str, float | None] = {}
         self.error_history: list[float] = []
+        self.prospective_errors: list[float] = []  # see Progress.prospective
 
     # -- what strategies read ----------------------------------------------------------
     @property
@@ -96,6 +97,12 @@ class BasePlanner(Planner):
             return self._stop(spent)
         return None
 
+    def _note_prospective(self, sample: Sample) -> None:
+        """Before a training sample is learned: how far off the current fit predicts it."""
+        err = self.learner.prospective_error_pct(sample)
+        if err is not None:
+            self.prospective_errors.append(err)
+
     # -- scoring and stopping ------------------------------------------------------------
     def _score(self, total: float | None, per: dict[str, float | None]) -> None:
         self.internal_error = total
@@ -104,7 +111,7 @@ class BasePlanner(Planner):
     def _stop_reason(self, stage: str) -> str | None:
         """The first reason to stop among the stop rule's conditions of ``stage``."""
         progress = Progress(self.ledger.told, self.ledger.acquisition_s, self.internal_error,
-                            self.learner.n, self.error_history)
+                            self.learner.n, self.error_history, self.prospective_errors)
         return self.stop_rules.first(stage, progress)
 
     # -- telling -------------------------------------------------------------------------

@@ -117,6 +117,9 @@ class Names(Kind):
 
 
 # -- the spec -------------------------------------------------------------------------
+# stop keys added after designs were first recorded: echoed only when set
+_UNSET_LATER_KEYS = ("honest", "confirm_runs", "confirm_pct")
+
 @section
 class StopRule:
     """Stop when internal error <= error_pct AND samples >= min_samples (AND, if set, the
@@ -132,6 +135,10 @@ class StopRule:
     patience: int | None = option(Integer(lo=1), default=None)
     # every stop reason names the delivered model's own error and whether it missed error_pct
     honest: bool = option(Boolean(), default=False)
+    # error_pct counts only once the last confirm_runs training runs, each predicted by the
+    # model of its time before it ran, were within confirm_pct (default error_pct) on average
+    confirm_runs: int | None = option(Integer(lo=1), default=None)
+    confirm_pct: float | None = option(Number(lo=0), default=None)
 
 
 @section
@@ -161,16 +168,18 @@ class DesignSpec:
     load: tuple[str, ...] = option(Names(), default=())
 
     def to_dict(self) -> dict[str, Any]:
-        """Every key; the later additions ``load`` and ``stop.honest`` only when set (the
-        recorded form of the designs that do not use them stays as it was)."""
+        """Every key; the later additions ``load``, ``stop.honest`` and ``stop.confirm_*``
+        only when set (the recorded form of the designs that do not use them stays as it
+        was)."""
         d = dict(to_dict(self))
         if not d.get("load"):
             d.pop("load", None)
         else:
             d["load"] = list(d["load"])
         stop = d.get("stop")
-        if isinstance(stop, dict) and not stop.get("honest"):
-            d["stop"] = {k: v for k, v in stop.items() if k != "honest"}
+        if isinstance(stop, dict):
+            d["stop"] = {k: v for k, v in stop.items() if k not in _UNSET_LATER_KEYS
+                         or v not in (None, False)}
         return d
 
 

@@ -111,6 +111,19 @@ class Learner:
                 self._physical,
             )
 
+    def prospective_error_pct(self, sample: Sample) -> float | None:
+        """How far off (%, at most 100) the current fit predicts a run it has not seen yet;
+        None before a fit."""
+        if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
+            return None
+        x = np.asarray([self.space.from_dict(sample.assignment)], float)
+        predicted = float(self.combine({p: f.predict(x) for p, f in self.fitted.items()})[0])
+        if self.bounded and self.n:
+            predicted = float(np.clip(predicted, *self.bounds()))
+        if not np.isfinite(predicted):
+            return 100.0
+        return min(abs(predicted - sample.T) / sample.T, 1.0) * 100
+
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
             return parts["f_T"]

@@ -30,13 +30,15 @@ AGREEMENT_POOL = 4000
 @dataclass(frozen=True)
 class Progress:
     """What the stop conditions read: runs told, learning seconds, the internal error (%),
-    training samples, and the internal error after each training run."""
+    training samples, the internal error after each training run, and each training run's
+    prospective error (%: the model of its time predicted it before it was measured)."""
 
     runs: int
     learning_s: float
     internal_error: float | None
     samples: int
     error_history: Sequence[float]
+    prospective: Sequence[float] = ()
 
 
 class StopCondition(abc.ABC):
@@ -88,22 +90,39 @@ class LearningTimeBudget(StopCondition):
 
 
 class ErrorThreshold(StopCondition):
-    """Internal error <= error_pct with at least min_samples training samples."""
+    """Internal error <= error_pct with at least min_samples training samples. With
+    ``confirm_runs`` k, also: the last k training runs, each predicted before it ran, were
+    off by <= ``confirm_pct`` (default error_pct) on average. A cross-validated error over
+    a dozen samples can be far below the error over the space; runs the model had to
+    predict before seeing them cannot flatter it."""
 
-    def __init__(self, error_pct: float, min_samples: int) -> None:
+    def __init__(self, error_pct: float, min_samples: int, confirm_runs: int | None = None,
+                 confirm_pct: float | None = None) -> None:
         self.error_pct = error_pct
         self.min_samples = min_samples
+        self.confirm_runs = confirm_runs
+        self.confirm_pct = error_pct if confirm_pct is None else confirm_pct
 
     @classmethod
     def from_rule(cls, rule: StopRule) -> ErrorThreshold:
-        return cls(rule.error_pct, rule.min_samples)
+        return cls(rule.error_pct, rule.min_samples, rule.confirm_runs, rule.confirm_pct)
 
     def reason(self, progress: Progress) -> str | None:
         err = progress.internal_error
-        if err is not None and err <= self.error_pct and progress.samples >= self.min_samples:
-            return (f"internal error {err:.2f}% <= {self.error_pct:g}% "
-                    f"with {progress.samples} training samples")
-        return None
+        if err is None or err > self.error_pct or progress.samples < self.min_samples:
+            return None
+        reason = (f"internal error {err:.2f}% <= {self.error_pct:g}% "
+                  f"with {progress.samples} training samples")
+        if self.confirm_runs is None:
+            return reason
+        recent = list(progress.prospective)[-self.confirm_runs:]
+        if len(recent) < self.confirm_runs:
+            return None
+        ahead = float(np.mean(recent))
+        if ahead > self.confirm_pct:
+            return None
+        return (reason + f"; the last {self.confirm_runs} runs, predicted before they ran, "
+                f"were {ahead:.2f}% off on average")
 
 
 class Patience(StopCondition):
