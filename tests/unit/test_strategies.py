@@ -62,7 +62,8 @@ def test_every_name_in_the_shipped_designs_resolves_to_its_registered_class(path
         if isinstance(raw.get(key), str):
             assert type(getattr(chosen, key)) is registry[raw[key]]
     for key in raw.get("stop", {}):
-        assert key in STOP_CONDITIONS or key in ("min_samples", "agreement_pct", "honest")
+        assert key in STOP_CONDITIONS or key in (
+            "min_samples", "agreement_pct", "honest", "confirm_runs", "confirm_pct")
     assert spec.strategy in PLANNERS
 
 
