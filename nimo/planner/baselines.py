@@ -37,8 +37,9 @@ class RandomPlanner(BasePlanner):
             self.reference = a
             self.learner.reference = a
             return [self._request(a, "reference")]
+        room = self._batch_room()
         batch = [self._request(a, "train")]
-        while len(batch) < self._batch_room():  # the rest of a batch: distinct random picks
+        while len(batch) < room:  # the rest of a batch: distinct random picks
             pool = self.unmeasured(list(self.in_flight))
             if not pool:
                 break
