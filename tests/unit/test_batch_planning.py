@@ -199,3 +199,24 @@ def test_status_of_an_unbatched_campaign_says_one_run_per_ask(tmp_path) -> None:
     with redirect_stdout(out):
         assert main(["campaign", "status", "c", "--store", url]) == 0
     assert "design    recommended, one training run per ask" in out.getvalue()
+
+
+def test_wrappers_forward_the_runners_concurrency() -> None:
+    from nimo.campaign import ResumingRunner, RetryingRunner
+
+    assert replay_runner().concurrency == 1
+    assert RetryingRunner(ResumingRunner({}, concurrent())).concurrency == 3
+
+
+def test_a_submitted_slurm_campaign_stores_max_jobs_as_its_batch(tmp_path) -> None:
+    from test_slurm_units import slurm_doc
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump(slurm_doc(slurm={"partition": "lab", "max_jobs": 3})))
+    url = f"sqlite:///{tmp_path}/q.db"
+    with redirect_stdout(io.StringIO()):
+        assert main(["campaign", "submit", "q", "--inventory", str(inv), "--store", url]) == 0
+        assert main(["campaign", "submit", "r", "--replay", str(DATA), "--store", url]) == 0
+    with open_store(url) as store:
+        assert store.campaign("q").design["batch"] == 3  # fixed at submit, for every start
+        assert "batch" not in store.campaign("r").design  # replay: one at a time
