@@ -50,6 +50,12 @@ class Runner(Protocol):
         """JSON-able arguments from which the runner registry rebuilds this runner."""
         ...
 
+    @property
+    def concurrency(self) -> int:
+        """How many runs ``run_many`` runs at once at most (a campaign whose design sets no
+        ``batch`` asks for this many training runs at once)."""
+        ...
+
     def run(self, request: RunRequest) -> RunOutcome:
         """Run once; never raises for a failed run (returns status FAILED with a reason)."""
         ...
@@ -88,9 +94,9 @@ class SequentialRunMany:
 
 
 class RunnerBase(SequentialRunMany, abc.ABC):
-    """Defaults of the ``Runner`` contract: runs one at a time, occupies no host, measures
-    no resource profile, samples occupancies. Subclasses give ``space``, ``spec`` and
-    ``run``."""
+    """Defaults of the ``Runner`` contract: runs one at a time (concurrency 1), occupies no
+    host, measures no resource profile, samples occupancies. Subclasses give ``space``,
+    ``spec`` and ``run``."""
 
     profiles: Any = None
 
@@ -106,6 +112,10 @@ class RunnerBase(SequentialRunMany, abc.ABC):
     @property
     def hosts(self) -> tuple[str, ...]:
         return ()
+
+    @property
+    def concurrency(self) -> int:
+        return 1
 
     @abc.abstractmethod
     def spec(self) -> dict[str, Any]:
@@ -133,6 +143,10 @@ class RunnerWrapper:
     @property
     def hosts(self) -> tuple[str, ...]:
         return self.inner.hosts
+
+    @property
+    def concurrency(self) -> int:
+        return self.inner.concurrency
 
     @property
     def profiles(self) -> Any:

@@ -167,7 +167,7 @@ def _launch(
     store_url: str | None, name: str | None, json_out: str | Path | None, progress: bool,
 ) -> CampaignResult:
     if store_url is None and name is None:
-        info = new_campaign(None, kind, None, design, seed, spec)
+        info = new_campaign(None, kind, None, design, seed, spec, runner.concurrency)
         return _execute(None, info, runner, json_out, progress)
     try:
         refuse_in_memory(store_url)  # the campaign must outlive this process
@@ -184,7 +184,7 @@ def _launch(
             draft = CampaignInfo(name=name, kind=kind, status=CampaignStatus.CREATED,
                                  design={}, spec=spec, seed=seed)
             me.lease(name, leased_hosts(draft))
-            info = new_campaign(store, kind, name, design, seed, spec)
+            info = new_campaign(store, kind, name, design, seed, spec, runner.concurrency)
             return _execute(store, info, runner, json_out, progress)
     except BaseException:
         runner.close()

@@ -63,10 +63,10 @@ def _live(spec: Mapping[str, Any]) -> Runner:
     return SSHRunner(inventory)
 
 
-def live_spec(inventory_path: str) -> tuple[dict[str, Any], list[str]]:
-    """The runner spec and the hosts to lease of a live campaign queued without running
-    (``nimo campaign submit``); a Slurm campaign gets its job tag now, so that every later
-    start of it (the service, a resume) finds the same jobs."""
+def live_spec(inventory_path: str) -> tuple[dict[str, Any], list[str], int]:
+    """The runner spec, the hosts to lease and the runner's concurrency of a live campaign
+    queued without running (``nimo campaign submit``); a Slurm campaign gets its job tag
+    now, so that every later start of it (the service, a resume) finds the same jobs."""
     from pathlib import Path
 
     from workbench.inventory import load_inventory
@@ -74,11 +74,13 @@ def live_spec(inventory_path: str) -> tuple[dict[str, Any], list[str]]:
     inventory = load_inventory(inventory_path)
     spec: dict[str, Any] = {"inventory": str(Path(inventory_path).resolve())}
     if inventory.executor != "slurm":
-        return spec, [h.name for h in inventory.hosts]
+        from workbench.executor import SSHRunner
+
+        return spec, [h.name for h in inventory.hosts], SSHRunner.concurrency
     from workbench.slurm import SlurmRunner
 
     runner = SlurmRunner(inventory)
-    return {**spec, **runner.spec()}, list(runner.hosts)
+    return {**spec, **runner.spec()}, list(runner.hosts), runner.concurrency
 
 
 RUNNERS: dict[str, RunnerEntry] = {

@@ -11,7 +11,13 @@ The progress display is the command line's (``workbench.cli.progress``).
 """
 
 from nimo.campaign.holdout import OutcomeLog, run_holdout, with_calibrated_model
-from nimo.campaign.lifecycle import build_planner, design_to_dict, execute, new_campaign
+from nimo.campaign.lifecycle import (
+    build_planner,
+    design_to_dict,
+    execute,
+    new_campaign,
+    with_batch,
+)
 from nimo.campaign.loop import Campaign, CampaignResult, Observer, current_model
 from nimo.campaign.metrics import External, interval_coverage, mape_pct
 from nimo.campaign.recorder import StoreRecorder
@@ -34,5 +40,6 @@ __all__ = [
     "mape_pct",
     "new_campaign",
     "run_holdout",
+    "with_batch",
     "with_calibrated_model",
 ]

@@ -44,6 +44,16 @@ def design_to_dict(design: Any) -> dict[str, Any]:
     return json.loads(json.dumps(design.to_dict()))
 
 
+def with_batch(design: Mapping[str, Any], concurrency: int) -> dict[str, Any]:
+    """The design a new campaign stores: one that sets no ``batch`` asks for as many
+    training runs at once as its runner runs (``Runner.concurrency``). Fixed when the
+    campaign is created, so a resume asks the same batches; absent means 1."""
+    d = dict(design)
+    if d.get("batch") is None and concurrency > 1:
+        d["batch"] = int(concurrency)
+    return d
+
+
 def build_planner(space: ResourceSpace, design: Mapping[str, Any], seed: int,
                   kind: str = "occupancy") -> Planner:
     """The planner the stored design and seed describe (deterministic)."""
@@ -55,11 +65,12 @@ def build_planner(space: ResourceSpace, design: Mapping[str, Any], seed: int,
 
 def new_campaign(
     store: Store | None, kind: CampaignKind, name: str | None, design: Any, seed: int,
-    spec: Mapping[str, Any],
+    spec: Mapping[str, Any], concurrency: int = 1,
 ) -> CampaignInfo:
     """Create the campaign in ``store`` (named ``KIND-DATE-TIME`` by default; ``StoreError``
-    if the name is taken), or describe an unsaved one when ``store`` is None."""
-    design_dict = design_to_dict(design)
+    if the name is taken), or describe an unsaved one when ``store`` is None; a design
+    without ``batch`` gets the runner's ``concurrency`` (``with_batch``)."""
+    design_dict = design_to_dict(with_batch(design_to_dict(design), concurrency))
     if store is None:
         return CampaignInfo(name=f"{kind}-unsaved", kind=kind, status=CampaignStatus.RUNNING,
                             design=design_dict, spec=dict(spec), seed=int(seed))

@@ -117,10 +117,10 @@ class NimoPlanner(BasePlanner):
         sampling.before_pick(self)
         for _ in range(4 * len(self.learner.predictor_names) * (len(self.space.names) + 1)):
             if sampling.free:
-                a = sampling.select_free(self)
-                if a is None:
+                batch = self._ask_free_batch()
+                if not batch:
                     break
-                return [self._request(a, "train", self._choose_predictor())]
+                return batch
             f = self._choose_predictor()
             attr = self.walk.attribute_for(f, self.learner.active[f])
             if attr is None:
@@ -135,6 +135,17 @@ class NimoPlanner(BasePlanner):
                 continue
             return [self._request(a, "train", f)]
         return self._stop(NOTHING_TO_PICK)
+
+    def _ask_free_batch(self) -> list[RunRequest]:
+        """Up to ``batch`` training runs picked greedily: each pick sees the earlier ones of
+        the batch as placed (``in_flight``), so they are distinct and spread out."""
+        batch: list[RunRequest] = []
+        for _ in range(self._batch_room()):
+            a = self.strategies.sampling.select_free(self)
+            if a is None:
+                break
+            batch.append(self._request(a, "train", self._choose_predictor()))
+        return batch
 
     def _choose_predictor(self) -> str:
         order: Sequence[str] = (self.walk.open_predictors(self.predictor_order)

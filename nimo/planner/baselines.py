@@ -12,7 +12,8 @@ EVERYTHING_MEASURED = "every candidate assignment has been measured"
 
 
 class RandomPlanner(BasePlanner):
-    """One random unmeasured assignment at a time; predictors use every attribute (their
+    """One random unmeasured assignment at a time (``batch`` distinct ones per ask once
+    training, with a reference measured); predictors use every attribute (their
     transforms and interactions still chosen by internal error); the design's error estimate
     when it needs no test runs (``loo`` or ``cv``), else LOO; same stop rule."""
 
@@ -36,7 +37,14 @@ class RandomPlanner(BasePlanner):
             self.reference = a
             self.learner.reference = a
             return [self._request(a, "reference")]
-        return [self._request(a, "train")]
+        room = self._batch_room()
+        batch = [self._request(a, "train")]
+        while len(batch) < room:  # the rest of a batch: distinct random picks
+            pool = self.unmeasured(list(self.in_flight))
+            if not pool:
+                break
+            batch.append(self._request(pool[int(self.rng.integers(len(pool)))], "train"))
+        return batch
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
         req, _, sample = self.ledger.accept(outcome)

@@ -54,6 +54,11 @@ class BasePlanner(Planner):
     def next_run(self) -> int:
         return self.ledger.next_run
 
+    @property
+    def in_flight(self) -> set[Assignment]:
+        """The assignments of the requests issued and not yet told (a batch being asked)."""
+        return {self.space.from_dict(r.assignment) for r in self.ledger.pending.values()}
+
     def unmeasured(self, exclude: Sequence[Assignment] = ()) -> list[Assignment]:
         return self.ledger.unmeasured(exclude)
 
@@ -77,6 +82,15 @@ class BasePlanner(Planner):
         if limit is None:
             return list(wanted)
         return list(wanted)[: max(limit - self.ledger.told - len(self.ledger.pending), 0)]
+
+    def _batch_room(self) -> int:
+        """How many training runs one ask may issue: the design's batch, within what
+        ``stop.max_runs`` leaves."""
+        limit = self.design.stop.max_runs
+        room = self.design.batch_size
+        if limit is not None:
+            room = min(room, limit - self.ledger.told - len(self.ledger.pending))
+        return max(room, 0)
 
     def _stop(self, reason: str) -> list[RunRequest]:
         if self.stopped_because is None:

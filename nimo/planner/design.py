@@ -34,6 +34,7 @@ from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 STRATEGIES = ("nimo", "random", "all_samples")  # the keys of nimo.planner.PLANNERS
 TARGET_KINDS = ("auto", "occupancy", "direct")
 ORDER_NAMES = ("pbdf", "ofat")
+MAX_BATCH = 256  # training runs asked at once at most
 
 __all__ = ["PREDICTOR_NAMES", "TARGET_OF", "DesignSpec", "StopRule", "parse_design"]
 
@@ -166,12 +167,22 @@ class DesignSpec:
     cost_exponent: float = option(Number(lo=0.0, hi=2.0), default=0.5)
     # load attributes (input size, iterations, job parameters): more = more work
     load: tuple[str, ...] = option(Names(), default=())
+    # training runs asked at once in free sampling (unset: the runner's concurrency, fixed
+    # when the campaign is created; see nimo.campaign.lifecycle.with_batch)
+    batch: int | None = option(Integer(lo=1, hi=MAX_BATCH), default=None)
+
+    @property
+    def batch_size(self) -> int:
+        """The training runs one ask may issue (``batch``, 1 when unset)."""
+        return self.batch or 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Every key; the later additions ``load``, ``stop.honest`` and ``stop.confirm_*``
-        only when set (the recorded form of the designs that do not use them stays as it
-        was)."""
+        """Every key; the later additions ``load``, ``batch``, ``stop.honest`` and
+        ``stop.confirm_*`` only when set (the recorded form of the designs that do not use
+        them stays as it was)."""
         d = dict(to_dict(self))
+        if d.get("batch") is None:
+            d.pop("batch", None)
         if not d.get("load"):
             d.pop("load", None)
         else:

@@ -3,7 +3,8 @@
 Acceptance 1 of issue 13: a campaign over node count (1-4), CPU share per node and tasks per
 node with the shipped parallel app ``pwork`` reaches holdout MAPE <= 15% on 10 held-out
 runs, and every sample records the nodes its job ran on (``scontrol``). Also: the lab's
-Slurm cluster comes up with ``nimo lab up --slurm`` and ``nimo lab down`` removes all of it.
+Slurm cluster comes up with ``nimo lab up --slurm`` and ``nimo lab down`` removes all of it,
+and learning keeps ``slurm.max_jobs`` jobs in flight (the planner asks for a batch).
 """
 
 from __future__ import annotations
@@ -92,6 +93,48 @@ def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> N
         assert len(nodes) == int(s.assignment["nodes"]), s.meta
         assert all(n.startswith(f"{prefix}compute") for n in nodes)
         assert s.meta["slurm"]["state"] == "COMPLETED"
+    assert squeue(slurm_lab) == ""
+
+
+def execution(run) -> tuple[float, float]:
+    """When a run's job step ran: from its submit time plus submit -> start, to its
+    collection time minus end -> collected (``meta.timing``)."""
+    t = run.sample.meta["timing"]
+    return run.started_at + t["submit_to_start_s"], run.ended_at - t["end_to_collected_s"]
+
+
+def test_learning_keeps_several_jobs_in_flight(slurm_lab, tmp_path) -> None:
+    """Issue 13 item 1: the planner asks for a batch (its size the runner's concurrency,
+    ``slurm.max_jobs`` 2), so learning runs, not only the holdout, overlap in time."""
+    from nimo.store import open_store
+
+    inv = campaign_inventory(slurm_lab, tmp_path)
+    doc = yaml.safe_load(inv.read_text())
+    doc["slurm"]["max_jobs"] = 2
+    doc["knobs"][0]["levels"] = [1, 2]  # any two jobs fit the 4 nodes at once
+    cmd = doc["application"]["command"]
+    cmd[cmd.index("--work-mb") + 1] = "100"
+    inv.write_text(yaml.safe_dump(doc, sort_keys=False))
+    design = tmp_path / "design.yaml"
+    design.write_text("extends: recommended\nstop: {error_pct: 0, max_runs: 5}\n")
+    url = f"sqlite:///{tmp_path / 'batch.db'}"
+    nimo("campaign", "run", str(inv), "--design", str(design), "--store", url,
+         "--name", "slurm-batch", "--quiet")
+    with open_store(url) as store:
+        info = store.campaign("slurm-batch")
+        runs = [r for r in store.runs("slurm-batch") if r.sample is not None]
+    assert info.design["batch"] == 2 and len(runs) == 5
+    assert {str(r.purpose) for r in runs} <= {"reference", "train"}  # learning only
+    by_run = {r.run: r for r in runs}
+    # each training batch (runs 2-3, 4-5) was in flight together: submitted before the
+    # other was collected, and (their node counts fit the 4 nodes) ran at the same time
+    for first, second in ((2, 3), (4, 5)):
+        a, b = by_run[first], by_run[second]
+        assert b.started_at < a.ended_at and a.started_at < b.ended_at, (a, b)
+        (a0, a1), (b0, b1) = execution(a), execution(b)
+        assert b0 < a1 and a0 < b1, (execution(a), execution(b))
+    status = nimo("campaign", "status", "slurm-batch", "--store", url).stdout
+    assert "batch 2 (up to 2 training runs in flight)" in status, status
     assert squeue(slurm_lab) == ""
 
 

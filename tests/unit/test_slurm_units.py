@@ -158,10 +158,10 @@ def test_a_submitted_slurm_campaign_gets_its_job_tag_at_once(tmp_path):
     from workbench.runners import live_spec
 
     inv = tmp_path / "inv.yaml"
-    inv.write_text(yaml.safe_dump(slurm_doc()))
-    spec, hosts = live_spec(str(inv))
+    inv.write_text(yaml.safe_dump(slurm_doc(slurm={"partition": "lab", "max_jobs": 3})))
+    spec, hosts, concurrency = live_spec(str(inv))
     assert spec["inventory"] == str(inv) and spec["slurm_tag"].startswith("inv-")
-    assert hosts == ["slurm:lab"]
+    assert hosts == ["slurm:lab"] and concurrency == 3  # the batch a campaign asks for
     assert live_spec(str(inv))[0]["slurm_tag"] != spec["slurm_tag"]  # one per campaign
 
 

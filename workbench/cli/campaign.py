@@ -183,6 +183,9 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
     reason = doc["stopped_because"] or "-"
     parts = [f"{doc['name']}: stopped by {stop_kind(reason)} ({reason})",
              f"runs {final['runs']}", f"learning time {format_duration(final['acquisition_s'])}"]
+    batch = (doc.get("design") or {}).get("batch") or 1
+    if batch > 1:
+        parts.append(f"batch {batch}")
     for key, label in (("external_mape_pct", "external MAPE"),
                        ("holdout_mape_pct", "holdout MAPE")):
         if final.get(key) is not None:
@@ -202,6 +205,7 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from nimo.campaign import design_to_dict, with_batch
     from nimo.records import CampaignKind, CampaignStatus
     from nimo.store import open_store
     from nimo.store.urls import refuse_in_memory
@@ -213,7 +217,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     if args.inventory:
         kind = CampaignKind.LIVE
-        runner_spec, inventory_hosts = live_spec(args.inventory)
+        runner_spec, inventory_hosts, concurrency = live_spec(args.inventory)
         from workbench.fingerprint import SPEC_KEY, meaning_of_file
 
         extra: dict[str, Any] = {"holdout": args.holdout, "hosts": hosts or inventory_hosts,
@@ -224,9 +228,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if not Path(args.replay).is_file():
             raise ConfigError(f"no such file: {args.replay}")
         extra = {"hosts": hosts, "holdout": args.holdout}
+        concurrency = 1  # replay runs one at a time
     spec = {**runner_entry(kind).stored_spec(runner_spec), **extra, "submitted": True}
     refuse_in_memory(args.store)  # `nimo serve` reads the queue from another process
     with open_store(args.store) as store:
+        design = design_to_dict(with_batch(design, concurrency))  # fixed now, for resume
         store.create_campaign(args.name, kind, design=design, spec=spec, seed=args.seed,
                               status=CampaignStatus.QUEUED)
         print(f"queued {args.name} ({kind}) in {store.url}"

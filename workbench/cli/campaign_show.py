@@ -89,6 +89,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
     finished = [(r.assignment, r.status is RunStatus.DONE) for r in runs if r.final]
     return {
         "name": info.name, "kind": str(info.kind), "seed": info.seed,
+        "design": {"name": info.design.get("name"), "batch": info.design.get("batch") or 1},
         "status": str(info.status), "stopped_because": info.stopped_because,
         "runs": dict(sorted(Counter(r.status.stored for r in runs).items())),
         "samples": sum(r.sample is not None for r in runs),
@@ -128,6 +129,7 @@ def status_lines(d: Mapping[str, Any]) -> list[str]:
     lines = [f"campaign  {d['name']} ({d['kind']}, seed {d['seed']})",
              f"status    {d['status']}" + (f" - {d['stopped_because']}"
                                           if d["stopped_because"] else ""),
+             f"design    {d['design']['name']}, {batch_words(d['design']['batch'])}",
              "runs      " + (", ".join(f"{k} {v}" for k, v in d["runs"].items()) or "none"),
              f"samples   {d['samples']}"]
     if d["last_run"] is not None:
@@ -147,6 +149,12 @@ def status_lines(d: Mapping[str, Any]) -> list[str]:
         lines.append(f"family    {family_line(d['family'])}")
     lines += [f"warning   {w}" for w in d["warnings"]]
     return lines
+
+
+def batch_words(batch: int) -> str:
+    """How many training runs the planner asks at once, in words."""
+    return ("one training run per ask" if batch == 1
+            else f"batch {batch} (up to {batch} training runs in flight)")
 
 
 def family_line(family: dict[str, Any]) -> str:

@@ -32,6 +32,10 @@ class SSHRunner:
     """
 
     kind = "occupancy"
+    # run_many runs one per compute host, but concurrent runs share the storage host and
+    # would measure each other's traffic: learning asks one at a time (a design's `batch`
+    # overrides)
+    concurrency = 1
 
     def __init__(self, inventory: Inventory, *, connect_timeout: float = 10.0,
                  connect_retries: int = 2, connect: Connect | None = None) -> None:

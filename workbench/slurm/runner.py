@@ -86,6 +86,11 @@ class SlurmRunner:
         names = tuple(h.name for h in self.inventory.compute_hosts)
         return names or (f"slurm:{self.cfg.partition or 'default'}",)
 
+    @property
+    def concurrency(self) -> int:
+        """``slurm.max_jobs``: a campaign asks for this many training runs at once."""
+        return self.cfg.max_jobs
+
     def spec(self) -> dict[str, Any]:
         return {"inventory": self._path, "slurm_tag": self.tag}
 

@@ -156,20 +156,26 @@ class LmaxI1ThenUncertainty(LmaxI1):
         return not self.switched or self.free_runs < len(view.space.names)
 
     def select_free(self, view: PlanView) -> Assignment | None:
-        pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
+        pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
         if not pool:
             return None
         X = np.asarray(pool, float)
         self.free_runs += 1
         model = view.learner.model()
         if self.free_runs <= len(view.space.names):
-            seen = np.asarray(sorted(view.measured), float)
+            seen = np.asarray(sorted(view.measured | view.in_flight), float)
             score = maximin_score(view.space, X, seen, model.predict_many(X),
                                   self.cost_exponent)
             return pool[int(np.argmax(score))]
         preds = view.learner.committee(X)
         _, var, _ = model.predict_var_many(X)
         return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
+
+
+def _spoken_for(view: PlanView) -> list[Assignment]:
+    """What a free pick never chooses besides the measured and failed: the held-out
+    assignments and the earlier picks of the batch being asked."""
+    return [*view.held_out, *view.in_flight]
 
 
 def _covered(view: PlanView) -> bool:
@@ -225,7 +231,7 @@ class SpaceFillingThenUncertainty(FreeSampling):
         self.distance: MinDistance | None = None
 
     def select_free(self, view: PlanView) -> Assignment | None:
-        pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
+        pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
         if not pool:
             return None
         if self.distance is None:
@@ -236,7 +242,8 @@ class SpaceFillingThenUncertainty(FreeSampling):
         model = view.learner.model() if view.learner.fitted else None
         predicted = model.predict_many(X) if model is not None else np.ones(len(pool))
         if view.learner.n < self.start_size(view) or self.picks % self.EXPLORE_EVERY == 0:
-            score = spacefill_score(self.distance.of(pool), predicted, self.cost_exponent)
+            distance = self.distance.of(pool, placed=view.in_flight)
+            score = spacefill_score(distance, predicted, self.cost_exponent)
             return pool[int(np.argmax(score))]
         assert model is not None
         preds = view.learner.committee(X)
@@ -256,13 +263,13 @@ class SupportPoints(FreeSampling):
         self.energy: EnergyCriterion | None = None
 
     def select_free(self, view: PlanView) -> Assignment | None:
-        pool = view.candidate_pool(list(view.held_out), UNCERTAINTY_POOL)
+        pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
         if not pool:
             return None
         if self.energy is None:
             self.energy = EnergyCriterion(view.space)
         self.energy.update(view.measured | view.held_out)
-        criterion = self.energy.of(pool)
+        criterion = self.energy.of(pool, placed=view.in_flight)
         model = view.learner.model() if view.learner.fitted else None
         if model is None:
             return pool[int(np.argmin(criterion))]

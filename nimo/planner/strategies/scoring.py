@@ -6,6 +6,8 @@ teaches as much is preferred.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from nimo.space import ResourceSpace
@@ -50,13 +52,22 @@ class MinDistance:
     def update(self, measured: set[tuple[float, ...]]) -> None:
         for a in sorted(measured - self.seen):
             self.seen.add(a)
-            i = self.index.get(a)
-            row = (self.scaled[i] if i is not None
-                   else rank_scale(self.space, np.asarray([a], float))[0])
-            self.d = np.minimum(self.d, np.sqrt(((self.scaled - row) ** 2).sum(axis=1)))
+            self.d = np.minimum(self.d, np.sqrt(((self.scaled - self._row(a)) ** 2).sum(axis=1)))
 
-    def of(self, pool: list[tuple[float, ...]]) -> np.ndarray:
-        return self.d[[self.index[a] for a in pool]]
+    def of(self, pool: list[tuple[float, ...]], placed: Iterable[tuple[float, ...]] = ()
+           ) -> np.ndarray:
+        """Each pool entry's distance to the nearest measured or ``placed`` assignment
+        (placed: picked but not yet measured; not remembered)."""
+        idx = [self.index[a] for a in pool]
+        d = self.d[idx]
+        for a in sorted(set(placed) - self.seen):
+            d = np.minimum(d, np.sqrt(((self.scaled[idx] - self._row(a)) ** 2).sum(axis=1)))
+        return d
+
+    def _row(self, a: tuple[float, ...]) -> np.ndarray:
+        i = self.index.get(a)
+        return (self.scaled[i] if i is not None
+                else rank_scale(self.space, np.asarray([a], float))[0])
 
 
 def spacefill_score(distance: np.ndarray, predicted_T: np.ndarray,

@@ -44,18 +44,28 @@ class EnergyCriterion:
         """Add the newly measured assignments to the sums."""
         for a in sorted(set(measured) - self.seen):
             self.seen.add(a)
-            i = self.index.get(a)
-            row = (self.scaled[i] if i is not None
-                   else rank_scale(self.space, np.asarray([a], float))[0])
-            self.to_seen += np.sqrt(((self.scaled - row) ** 2).sum(axis=1))
+            self.to_seen += self._distances(a)
 
-    def of(self, pool: Sequence[Assignment]) -> np.ndarray:
-        """The criterion of each assignment in ``pool`` (candidates only)."""
+    def of(self, pool: Sequence[Assignment], placed: Iterable[Assignment] = ()
+           ) -> np.ndarray:
+        """The criterion of each assignment in ``pool`` (candidates only), counting the
+        ``placed`` assignments (picked, not yet measured; not remembered) as measured."""
         idx = np.fromiter((self.index[a] for a in pool), dtype=int, count=len(pool))
         missing = idx[np.isnan(self.to_target[idx])]
         if missing.size:
             self.to_target[missing] = cdist(self.scaled[missing], self.target).mean(axis=1)
-        return (len(self.seen) + 1) * self.to_target[idx] - self.to_seen[idx]
+        extra = sorted(set(placed) - self.seen)
+        criterion = (len(self.seen) + len(extra) + 1) * self.to_target[idx] - self.to_seen[idx]
+        for a in extra:
+            criterion -= self._distances(a)[idx]
+        return criterion
+
+    def _distances(self, a: Assignment) -> np.ndarray:
+        """Rank-scaled distance of every candidate to ``a``."""
+        i = self.index.get(a)
+        row = (self.scaled[i] if i is not None
+               else rank_scale(self.space, np.asarray([a], float))[0])
+        return np.sqrt(((self.scaled - row) ** 2).sum(axis=1))
 
 
 def cost_aware_pick(criterion: np.ndarray, predicted_T: np.ndarray,

@@ -47,6 +47,10 @@ class PlanView(Protocol):
         """The internal test set (never trained on)."""
 
     @property
+    def in_flight(self) -> set[Assignment]:
+        """Assignments picked earlier in the batch being asked: treated as placed."""
+
+    @property
     def visited(self) -> dict[str, set[float]]:
         """Per attribute, the levels explored around the reference (sampling adds)."""
 
