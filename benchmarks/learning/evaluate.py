@@ -19,11 +19,11 @@ Figures printed (medians over campaigns = (case, seed) pairs unless said otherwi
   infinite) and its ratio to the random baseline's; a learning curve: median external MAPE at
   0.25/0.5/1/2/5/10% of the all-samples time (a campaign that stopped earlier counts with the
   model it delivered; one without any run within the budget counts as infinite);
-- real suites (scout | bell): median external MAPE after 10/20/30% of the configurations were
-  measured, per design and for scikit-learn's GradientBoostingRegressor fitted on as many random
-  configurations (one measured run each, same external test set; default hyper-parameters). A
-  campaign that stopped before the mark counts with the model it delivered (the count is
-  printed);
+- real and small suites (scout | bell | tuning-small | evaluation-small): median external MAPE
+  after 10/20/30% of the configurations were measured, per design and for scikit-learn's
+  GradientBoostingRegressor fitted on as many random configurations (one measured run each,
+  same external test set; default hyper-parameters). A campaign that stopped before the mark
+  counts with the model it delivered (the count is printed);
 - honesty (all suites): at stop, external MAPE / the last internal error the campaign reported
   (median, and share of campaigns > 2);
 - coverage (all suites): share of the judge runs (every recorded repeat) inside the final
@@ -193,16 +193,29 @@ def judge_assignments(case: Case, seed: int, count: int,
 
 
 def split_case(job: Job, tmp: Path) -> tuple[Path, list[dict[str, str]]]:
-    """Write the case minus the judge set to ``tmp``; return (train CSV, judge rows)."""
+    """Write the case minus the judge set to ``tmp``; return (train CSV, judge rows with
+    categorical values as the codes replay gives them in the train CSV)."""
     header, rows = read_case(job.case.csv, job.case.attributes)
     keys = [_key(r, job.case.attributes) for r in rows]
     judge = judge_assignments(job.case, job.seed, job.judge, keys)
     train = tmp / f"{job.case.name}.csv"
+    kept = [r for r, k in zip(rows, keys, strict=True) if k not in judge]
     with train.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=header)
         w.writeheader()
-        w.writerows(r for r, k in zip(rows, keys, strict=True) if k not in judge)
-    return train, [r for r, k in zip(rows, keys, strict=True) if k in judge]
+        w.writerows(kept)
+    judged = [r for r, k in zip(rows, keys, strict=True) if k in judge]
+    return train, recode(judged, kept, job.case.categorical)
+
+
+def recode(rows: Sequence[dict[str, str]], train: Sequence[dict[str, str]],
+           categorical: Sequence[str]) -> list[dict[str, str]]:
+    """``rows`` with each categorical value as the code replay gives it in ``train`` (k-th of
+    the sorted category strings there); rows with a category ``train`` lacks are dropped."""
+    codes = {c: {v: str(i + 1) for i, v in enumerate(sorted({r[c] for r in train}))}
+             for c in categorical}
+    return [{**r, **{c: codes[c][r[c]] for c in categorical}} for r in rows
+            if all(r[c] in codes[c] for c in categorical)]
 
 
 def design_arg(design: str) -> str:
@@ -232,6 +245,8 @@ def run_campaign(job: Job) -> dict[str, Any]:
                 "--time-column", "T"]
         if job.case.load:
             argv += ["--load", ",".join(job.case.load)]
+        if job.case.categorical:
+            argv += ["--categorical", ",".join(job.case.categorical)]
         if job.calibration:
             argv += ["--calibration-split", str(job.calibration)]
         err = io.StringIO()
@@ -258,7 +273,8 @@ def external_cases(train: Path, job: Job) -> list[tuple[dict[str, float], float]
     """The replay's external test set of ``job`` as (assignment, mean T) pairs."""
     from workbench.replay import external_test_set, load_dataset
 
-    ds = load_dataset(train, list(job.case.attributes), "T")
+    ds = load_dataset(train, list(job.case.attributes), "T",
+                      categorical=job.case.categorical)
     return [(ds.space.as_dict(a), ds.mean_T(a))
             for a in external_test_set(ds, job.external, job.seed)]
 
@@ -349,7 +365,8 @@ def run_gbr(job: Job) -> dict[str, Any]:
                            "exit": 0}
     with tempfile.TemporaryDirectory(prefix="nimo-bench-") as d:
         train, _ = split_case(job, Path(d))
-        ds = load_dataset(train, list(job.case.attributes), "T")
+        ds = load_dataset(train, list(job.case.attributes), "T",
+                          categorical=job.case.categorical)
     held = external_test_set(ds, job.external, job.seed)
     held_set = set(held)
     pool = [a for a in ds.assignments if a not in held_set]
