@@ -6,7 +6,9 @@ per application, so nothing there looks like a real set of a few dozen cluster
 configurations. Each application here is a job on a cluster:
 
 - attributes (3-6): ``family`` (categorical, 2-4 instance families; hidden per-family CPU
-  speed, memory per vCPU and network bandwidth), ``nodes`` (3-10 irregular cluster sizes,
+  speed, memory per vCPU and network bandwidth; in 40% of the jobs the family is not a
+  column and shows only as ``mem_gib_per_node`` next to ``vcpus_per_node``, as cloud
+  measurements are often replayed), ``nodes`` (3-10 irregular cluster sizes,
   2-64), usually ``vcpus_per_node`` (2-4 instance sizes), sometimes ``mem_gib_per_node``
   (derived from family and size, as such data sets list it), ``input_gb`` (a load, 2-4
   sizes) and ``storage`` (a second categorical attribute, 2-3 volume types with hidden
@@ -44,7 +46,7 @@ import numpy as np
 
 from benchmarks.learning import appgen
 
-SMALL_VERSION = 1  # bump when the output for a seed changes (cache file names carry it)
+SMALL_VERSION = 2  # bump when the output for a seed changes (cache file names carry it)
 MIN_CONFIGS, MAX_CONFIGS = 30, 300
 NODE_POOL = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 SIZE_POOL = (2, 4, 8, 16, 32)
@@ -78,14 +80,23 @@ class SmallApp:
 
     def time(self, point: Mapping[str, float]) -> float:
         """Noiseless T on an assignment (attributes not varied at their fixed value)."""
-        return cluster_time(self.hidden, self.params, self._full(point))
+        return cluster_time(self.hidden, self.params, self.full(point))
 
-    def _full(self, point: Mapping[str, float]) -> dict[str, float]:
+    def full(self, point: Mapping[str, float]) -> dict[str, float]:
+        """Every input of :func:`cluster_time`: ``point``, the family its memory per vCPU
+        names when it has no family column, the rest at their fixed values."""
         h = self.hidden
         v = {"family": 1.0, "vcpus_per_node": float(h["vcpus"]), "nodes": float(h["nodes"]),
-             "storage": 1.0, "input_gb": float(h["input_gb"])}
+             "storage": 1.0, "input_gb": float(h["input_gb"] or self._middle("input_gb"))}
         v.update({k: float(x) for k, x in point.items() if k != "mem_gib_per_node"})
+        if "family" not in point and "mem_gib_per_node" in point:  # the family with this
+            per_vcpu = point["mem_gib_per_node"] / v["vcpus_per_node"]  # memory per vCPU
+            v["family"] = 1.0 + float(np.argmin([abs(math.log(per_vcpu / m))
+                                                 for m in h["mem_per_vcpu"]]))
         return v
+
+    def _middle(self, name: str) -> float:
+        return self.levels[name][len(self.levels[name]) // 2]
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "name": self.name, "small_version": SMALL_VERSION,
@@ -142,8 +153,11 @@ def _subset(rng: np.random.Generator, pool: tuple[int, ...], lo: int, hi: int) -
 
 def _draw_levels(rng: np.random.Generator) -> tuple[list[str], dict[str, list[float]]]:
     """The varied attributes (3-6) and their levels."""
-    names = ["family", "nodes"]
-    if rng.random() < 0.75:
+    if rng.random() < 0.4:  # the family shows only as memory per node (no family column)
+        names = ["vcpus_per_node", "mem_gib_per_node", "nodes"]
+    else:
+        names = ["family", "nodes"]
+    if "family" in names and rng.random() < 0.75:
         names.append("vcpus_per_node")
         if rng.random() < 0.5:
             names.append("mem_gib_per_node")
@@ -172,7 +186,8 @@ def _hidden(rng: np.random.Generator, lv: Mapping[str, list[float]],
     h: dict[str, Any] = {
         "clock": float(rng.uniform(2000.0, 3000.0)),
         "speed": [float(x) for x in rng.uniform(0.75, 1.3, size=k)],
-        "mem_per_vcpu": [float(x) for x in rng.choice(MEM_PER_VCPU, size=k, replace=False)],
+        "mem_per_vcpu": [float(f"{x * rng.uniform(0.9, 1.0):.3g}")
+                         for x in rng.choice(MEM_PER_VCPU, size=k, replace=False)],
         "bw_per8": [float(x) for x in np.exp(rng.uniform(math.log(500), math.log(10000), k))],
         "disk": [float(x) for x in np.exp(rng.uniform(math.log(50), math.log(1000), 3))],
         "serial": float(rng.uniform(0.002, 0.08)),
@@ -188,7 +203,7 @@ def _hidden(rng: np.random.Generator, lv: Mapping[str, list[float]],
 def _configs(rng: np.random.Generator, names: list[str], lv: Mapping[str, list[float]],
              h: Mapping[str, Any]) -> list[tuple[float, ...]]:
     """A random subset of 30-300 of the full grid (often favouring a band of total vCPUs)."""
-    axes = [a for a in names if a != "mem_gib_per_node"]
+    axes = _axes(names)
     grid = list(itertools.product(*(lv[a] for a in axes)))
     drawn = round(math.exp(rng.uniform(math.log(MIN_CONFIGS), math.log(MAX_CONFIGS))))
     target = max(MIN_CONFIGS, min(round(0.85 * len(grid)), drawn))  # never the full grid
@@ -205,10 +220,16 @@ def _configs(rng: np.random.Generator, names: list[str], lv: Mapping[str, list[f
     for i in pick:
         point = dict(zip(axes, grid[int(i)], strict=True))
         if "mem_gib_per_node" in names:
-            point["mem_gib_per_node"] = (point["vcpus_per_node"]
-                                         * h["mem_per_vcpu"][int(point["family"]) - 1])
+            point["mem_gib_per_node"] = float(
+                f"{point['vcpus_per_node'] * h['mem_per_vcpu'][int(point['family']) - 1]:.4g}")
         out.append(tuple(float(point[a]) for a in names))
     return out
+
+
+def _axes(names: list[str]) -> list[str]:
+    """The grid's axes: the attributes (memory per node derives from family and size) and
+    the family even when it shows only as memory per node."""
+    return ["family", *(a for a in names if a not in ("family", "mem_gib_per_node"))]
 
 
 def make_small_app(seed: int) -> SmallApp:
@@ -216,7 +237,7 @@ def make_small_app(seed: int) -> SmallApp:
     rng = np.random.default_rng([7, SMALL_VERSION, appgen.GENERATOR_VERSION, int(seed)])
     while True:
         names, lv = _draw_levels(rng)
-        axes = [a for a in names if a != "mem_gib_per_node"]
+        axes = _axes(names)
         if math.prod(len(lv[a]) for a in axes) >= MIN_CONFIGS / 0.85:
             break
     h = _hidden(rng, lv, names)
