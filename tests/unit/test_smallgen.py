@@ -128,3 +128,27 @@ def test_recode_follows_the_train_rows() -> None:
     out = evaluate.recode(rows, train, ["family"])
     assert out == [{"family": "2", "T": "1"}, {"family": "3", "T": "3"}]
     assert evaluate.recode(rows, train, []) == rows
+
+
+def test_small_cases_judged_like_real_data(tmp_path: Path) -> None:
+    """Judge and external sets are 15% / 20% of the configurations (>= 2 / >= 3), as on the
+    real groups; cache files carry both generator versions."""
+    case = suites.load_suite("evaluation-small", tmp_path, 3)[0]
+    assert case.kind == "small" and case.suite == "evaluation-small"
+    n = case.configurations
+    assert evaluate.sizes(case, None, None) == (max(2, round(0.15 * n)), max(3, round(0.2 * n)))
+    assert case.csv.name == (f"small-{300000}-v{suites.appgen.GENERATOR_VERSION}"
+                             f".{smallgen.SMALL_VERSION}.csv")
+
+
+def test_small_campaign_through_the_cli(tmp_path: Path) -> None:
+    """A small case with a categorical column and a load replays (--categorical, --load) and
+    its judge runs are scored by the delivered model; the marks are recorded."""
+    case = next(c for c in suites.load_suite("tuning-small", tmp_path, 20)
+                if c.categorical and c.load and c.configurations < 80)
+    j, e = evaluate.sizes(case, None, None)
+    rec = evaluate.run_campaign(evaluate.Job(case, "baseline-random", 1, j, e))
+    assert rec["exit"] == 0, rec.get("error")
+    assert rec["judge_runs"] >= j and 0.0 <= rec["coverage"] <= 1.0
+    assert set(rec["marks"]) == {"0.1", "0.2", "0.3"}
+    assert all(m["mape"] is not None and m["mape"] >= 0 for m in rec["marks"].values())
