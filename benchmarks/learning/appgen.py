@@ -251,13 +251,10 @@ def _attributes(rng: np.random.Generator) -> list[str]:
             return names
 
 
-def make_app(seed: int) -> AppSpec:
-    """The application drawn from ``seed`` (same seed, same application, on any machine)."""
-    rng = np.random.default_rng([GENERATOR_VERSION, int(seed)])
-    names = _attributes(rng)
-    counts = _grid_counts(rng, names)
-    levels = {n: _levels(rng, BY_NAME[n], c) for n, c in zip(names, counts, strict=True)}
-
+def draw_params(rng: np.random.Generator,
+                levels: Mapping[str, Sequence[float]]) -> dict[str, Any]:
+    """The occupancy model's parameters (demands, saturation, memory cliff inside the
+    ``mem_mb`` levels, interactions, loads) drawn from ``rng``."""
     share = rng.dirichlet([0.6, 0.6, 0.6])
     s_per_mb = float(math.exp(rng.uniform(math.log(0.02), math.log(2.0))))
     p: dict[str, Any] = {
@@ -294,6 +291,17 @@ def make_app(seed: int) -> AppSpec:
     p["n_fixed"] = 0.01 * net
     p["c_d"] = share[2] * s_per_mb * min(d["disk_mbps"], p["disk_sat"]) / 100.0
     p["c_spill"] = float(rng.uniform(0.2, 2.0)) * s_per_mb
+    return p
+
+
+def make_app(seed: int) -> AppSpec:
+    """The application drawn from ``seed`` (same seed, same application, on any machine)."""
+    rng = np.random.default_rng([GENERATOR_VERSION, int(seed)])
+    names = _attributes(rng)
+    counts = _grid_counts(rng, names)
+    levels = {n: _levels(rng, BY_NAME[n], c) for n, c in zip(names, counts, strict=True)}
+
+    p = draw_params(rng, levels)
     noise = float(rng.uniform(0.01, 0.10))
     repeats = int(rng.integers(1, 6))
 

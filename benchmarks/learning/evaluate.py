@@ -19,11 +19,11 @@ Figures printed (medians over campaigns = (case, seed) pairs unless said otherwi
   infinite) and its ratio to the random baseline's; a learning curve: median external MAPE at
   0.25/0.5/1/2/5/10% of the all-samples time (a campaign that stopped earlier counts with the
   model it delivered; one without any run within the budget counts as infinite);
-- real suites (scout | bell): median external MAPE after 10/20/30% of the configurations were
-  measured, per design and for scikit-learn's GradientBoostingRegressor fitted on as many random
-  configurations (one measured run each, same external test set; default hyper-parameters). A
-  campaign that stopped before the mark counts with the model it delivered (the count is
-  printed);
+- real and small suites (scout | bell | tuning-small | evaluation-small): median external MAPE
+  after 10/20/30% of the configurations were measured, per design and for scikit-learn's
+  GradientBoostingRegressor fitted on as many random configurations (one measured run each,
+  same external test set; default hyper-parameters). A campaign that stopped before the mark
+  counts with the model it delivered (the count is printed);
 - honesty (all suites): at stop, external MAPE / the last internal error the campaign reported
   (median, and share of campaigns > 2);
 - coverage (all suites): share of the judge runs (every recorded repeat) inside the final
@@ -42,12 +42,11 @@ import csv
 import io
 import json
 import math
-import statistics
 import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -59,107 +58,23 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.learning.metrics import (  # noqa: E402  (re-exported for tests)
+    CONFIG_FRACTIONS,
+    GBR,
+    LEVEL,
+    RANDOM,
+    TARGET_PCT,
+    TIME_FRACTIONS,
+    Point,
+    honesty_ratio,
+    interval_hits,
+    mape_after_runs,
+    mape_at_budget,
+    reach_and_keep,
+    reached_within,
+)
+from benchmarks.learning.report import _fmt, report, summarize  # noqa: E402
 from benchmarks.learning.suites import GENERATED, SUITES, Case, load_suite  # noqa: E402
-
-TARGET_PCT = 10.0
-BUDGET_FRACTION = 0.02
-TIME_FRACTIONS = (0.0025, 0.005, 0.01, 0.02, 0.05, 0.10)
-CONFIG_FRACTIONS = (0.10, 0.20, 0.30)
-LEVEL = 0.90
-GBR = "gradient-boosting"
-RANDOM = "baseline-random"
-SMALL_APP = 500  # assignments: below, 2% of the all-samples time is only a few runs
-
-Point = tuple[int, float, float | None]  # (run, acquisition_s, external MAPE %)
-
-
-# --------------------------------------------------------------------------- metric functions
-
-def _ok(e: float | None, target: float) -> bool:
-    return e is not None and math.isfinite(e) and e <= target
-
-
-def reach_and_keep(points: Sequence[Point], target: float = TARGET_PCT,
-                   final: float | None = None) -> tuple[int, float] | None:
-    """(run, acquisition_s) of the first iteration from which external MAPE stays <= target
-    for every later iteration and for the final model; None if it never does."""
-    if final is not None and not _ok(final, target):
-        return None
-    hit: tuple[int, float] | None = None
-    for run, acq, e in points:
-        if _ok(e, target):
-            if hit is None:
-                hit = (run, acq)
-        else:
-            hit = None
-    return hit
-
-
-def reached_within(hit: tuple[int, float] | None, all_samples_s: float,
-                   fraction: float = BUDGET_FRACTION) -> bool:
-    return hit is not None and hit[1] <= fraction * all_samples_s
-
-
-def mape_at_budget(points: Sequence[Point], budget_s: float,
-                   final: float | None) -> float | None:
-    """External MAPE of the model held when ``budget_s`` of learning time is spent: the last
-    iteration within the budget; the delivered (final) model if the campaign ended within it;
-    None if not even one run fits the budget."""
-    within = [p for p in points if p[1] <= budget_s]
-    if not within:
-        return None
-    if len(within) == len(points):
-        return final if final is not None else within[-1][2]
-    return within[-1][2]
-
-
-def mape_after_runs(points: Sequence[Point], runs: int,
-                    final: float | None) -> tuple[float | None, bool]:
-    """(external MAPE after ``runs`` runs, whether the campaign had stopped before)."""
-    if not points:
-        return final, True
-    if points[-1][0] < runs:
-        return (final if final is not None else points[-1][2]), True
-    last = [p for p in points if p[0] <= runs]
-    return (last[-1][2] if last else None), False
-
-
-def honesty_ratio(internal: Sequence[float | None], external_final: float | None) -> float | None:
-    """External MAPE at stop / the last internal error reported (None when either is missing)."""
-    vals = [v for v in internal if v is not None and math.isfinite(v)]
-    if not vals or external_final is None or not math.isfinite(external_final):
-        return None
-    if vals[-1] <= 0:
-        return math.inf
-    return external_final / vals[-1]
-
-
-def interval_hits(intervals: Iterable[tuple[float, float]], measured: Iterable[float]
-                  ) -> tuple[int, int, int]:
-    """(inside, total, NaN intervals) of measured values against (lo, hi) intervals."""
-    inside = total = nan = 0
-    for (lo, hi), T in zip(intervals, measured, strict=True):
-        total += 1
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            nan += 1
-        elif lo <= T <= hi:
-            inside += 1
-    return inside, total, nan
-
-
-def median_inf(values: Iterable[float | None]) -> float:
-    """Median where None (never reached / no model) counts as +infinity; NaN when empty."""
-    v = [math.inf if x is None else float(x) for x in values]
-    if not v:
-        return math.nan
-    v.sort()
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
-def share(flags: Sequence[bool]) -> float:
-    return sum(flags) / len(flags) if flags else math.nan
-
 
 # --------------------------------------------------------------------------- one campaign
 
@@ -193,16 +108,29 @@ def judge_assignments(case: Case, seed: int, count: int,
 
 
 def split_case(job: Job, tmp: Path) -> tuple[Path, list[dict[str, str]]]:
-    """Write the case minus the judge set to ``tmp``; return (train CSV, judge rows)."""
+    """Write the case minus the judge set to ``tmp``; return (train CSV, judge rows with
+    categorical values as the codes replay gives them in the train CSV)."""
     header, rows = read_case(job.case.csv, job.case.attributes)
     keys = [_key(r, job.case.attributes) for r in rows]
     judge = judge_assignments(job.case, job.seed, job.judge, keys)
     train = tmp / f"{job.case.name}.csv"
+    kept = [r for r, k in zip(rows, keys, strict=True) if k not in judge]
     with train.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=header)
         w.writeheader()
-        w.writerows(r for r, k in zip(rows, keys, strict=True) if k not in judge)
-    return train, [r for r, k in zip(rows, keys, strict=True) if k in judge]
+        w.writerows(kept)
+    judged = [r for r, k in zip(rows, keys, strict=True) if k in judge]
+    return train, recode(judged, kept, job.case.categorical)
+
+
+def recode(rows: Sequence[dict[str, str]], train: Sequence[dict[str, str]],
+           categorical: Sequence[str]) -> list[dict[str, str]]:
+    """``rows`` with each categorical value as the code replay gives it in ``train`` (k-th of
+    the sorted category strings there); rows with a category ``train`` lacks are dropped."""
+    codes = {c: {v: str(i + 1) for i, v in enumerate(sorted({r[c] for r in train}))}
+             for c in categorical}
+    return [{**r, **{c: codes[c][r[c]] for c in categorical}} for r in rows
+            if all(r[c] in codes[c] for c in categorical)]
 
 
 def design_arg(design: str) -> str:
@@ -232,6 +160,8 @@ def run_campaign(job: Job) -> dict[str, Any]:
                 "--time-column", "T"]
         if job.case.load:
             argv += ["--load", ",".join(job.case.load)]
+        if job.case.categorical:
+            argv += ["--categorical", ",".join(job.case.categorical)]
         if job.calibration:
             argv += ["--calibration-split", str(job.calibration)]
         err = io.StringIO()
@@ -258,7 +188,8 @@ def external_cases(train: Path, job: Job) -> list[tuple[dict[str, float], float]
     """The replay's external test set of ``job`` as (assignment, mean T) pairs."""
     from workbench.replay import external_test_set, load_dataset
 
-    ds = load_dataset(train, list(job.case.attributes), "T")
+    ds = load_dataset(train, list(job.case.attributes), "T",
+                      categorical=job.case.categorical)
     return [(ds.space.as_dict(a), ds.mean_T(a))
             for a in external_test_set(ds, job.external, job.seed)]
 
@@ -349,7 +280,8 @@ def run_gbr(job: Job) -> dict[str, Any]:
                            "exit": 0}
     with tempfile.TemporaryDirectory(prefix="nimo-bench-") as d:
         train, _ = split_case(job, Path(d))
-        ds = load_dataset(train, list(job.case.attributes), "T")
+        ds = load_dataset(train, list(job.case.attributes), "T",
+                          categorical=job.case.categorical)
     held = external_test_set(ds, job.external, job.seed)
     held_set = set(held)
     pool = [a for a in ds.assignments if a not in held_set]
@@ -383,195 +315,6 @@ def run_job(args: tuple[str, Job]) -> dict[str, Any]:
         return {"suite": job.case.suite, "case": job.case.name, "seed": job.seed,
                 "design": GBR if kind == "gbr" else design_label(job.design), "exit": 98,
                 "error": f"{type(e).__name__}: {e}", "wall_s": 0.0}
-
-
-# --------------------------------------------------------------------------- summary
-
-def _fmt(v: float | None, spec: str = ".1f") -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if math.isinf(v):
-        return "inf"
-    return format(v, spec)
-
-
-def _by_design(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    order = {RANDOM: 1, GBR: 2}
-    for r in sorted(records, key=lambda r: (order.get(r["design"], 0), r["design"])):
-        out.setdefault(r["design"], []).append(r)
-    return out
-
-
-def summarize(records: Sequence[dict[str, Any]], generated: bool) -> dict[str, Any]:
-    by = _by_design(records)
-    summary: dict[str, Any] = {}
-    rand = {(r["case"], r["seed"]): r for r in by.get(RANDOM, []) if r.get("exit") == 0}
-    for design, rs in by.items():
-        ok = [r for r in rs if r.get("exit") == 0]
-        s: dict[str, Any] = {"campaigns": len(rs), "failed": len(rs) - len(ok)}
-        if design != GBR:
-            s["final_mape_median"] = median_inf(r.get("final_mape") for r in rs)
-            s["runs_median"] = median_inf(r.get("runs") for r in ok)
-            s["stop_pct_time_median"] = median_inf(r.get("stop_pct_time") for r in ok)
-            hon = [r.get("honesty") for r in ok if r.get("honesty") is not None]
-            s["honesty_median"] = statistics.median(hon) if hon else math.nan
-            s["honesty_over_2"] = share([h > 2 for h in hon])
-            s["honesty_n"] = len(hon)
-            inside = sum(r.get("judge_inside", 0) for r in ok)
-            runs = sum(r.get("judge_runs", 0) for r in ok)
-            s["coverage_pooled"] = inside / runs if runs else math.nan
-            cov = [r["coverage"] for r in ok if r.get("coverage") is not None]
-            s["coverage_median"] = statistics.median(cov) if cov else math.nan
-            inside_x = sum(r.get("judge_inside_extcal", 0) for r in ok)
-            s["coverage_extcal_pooled"] = inside_x / runs if runs else math.nan
-            ext = [r["external_coverage"] for r in ok if r.get("external_coverage") is not None]
-            s["external_coverage_median"] = statistics.median(ext) if ext else math.nan
-            s["nan_intervals"] = sum(r.get("judge_nan_intervals", 0) for r in ok)
-            s["judge_mape_median"] = median_inf(r.get("judge_mape") for r in ok)
-            s["nonpositive_predictions"] = sum(r.get("judge_nonpositive", 0) for r in ok)
-            walls = [r["wall_s"] for r in rs]
-            s["wall_mean_s"], s["wall_max_s"] = statistics.mean(walls), max(walls)
-        if generated and design != GBR:
-            s["reached_within_share"] = share([bool(r.get("reached_within")) for r in rs])
-            s["reached_ever_share"] = share([r.get("reach_run") is not None for r in rs])
-            s["reached_within_by_size"] = {
-                label: [share([bool(r.get("reached_within")) for r in part]), len(part)]
-                for label, part in (
-                    (f"<{SMALL_APP}", [r for r in rs if r["configurations"] < SMALL_APP]),
-                    (f">={SMALL_APP}", [r for r in rs if r["configurations"] >= SMALL_APP]))}
-            s["reach_runs_median"] = median_inf(r.get("reach_run") for r in rs)
-            s["curve"] = {f: median_inf((r.get("curve") or {}).get(str(f)) for r in rs)
-                          for f in TIME_FRACTIONS}
-            s["stopped_by"] = {f: share([r.get("exit") != 0 or r["stop_pct_time"] <= 100 * f
-                                         for r in rs]) for f in TIME_FRACTIONS}
-            if design != RANDOM and rand:
-                pairs = [(r.get("reach_run"), rand[(r["case"], r["seed"])].get("reach_run"))
-                         for r in ok if (r["case"], r["seed"]) in rand]
-                both = [a / b for a, b in pairs if a is not None and b is not None]
-                s["reach_runs_ratio_paired_median"] = statistics.median(both) if both else None
-                s["reach_pairs_both"] = len(both)
-        if not generated:
-            s["marks"] = {}
-            for f in CONFIG_FRACTIONS:
-                vals = [(r.get("marks") or {}).get(str(f), {}) for r in rs]
-                s["marks"][f] = {
-                    "mape_median": median_inf(v.get("mape") for v in vals),
-                    "stopped_before": sum(bool(v.get("stopped_before")) for v in vals),
-                }
-                if design != RANDOM and rand:
-                    wins = [v.get("mape") is not None and rand[(r["case"], r["seed"])]
-                            .get("marks", {}).get(str(f), {}).get("mape", math.inf)
-                            >= v["mape"] for r, v in zip(rs, vals, strict=True)
-                            if (r["case"], r["seed"]) in rand]
-                    s["marks"][f]["at_or_below_random"] = share(wins)
-        summary[design] = s
-    if generated and RANDOM in summary:
-        base = summary[RANDOM]["reach_runs_median"]
-        for design, s in summary.items():
-            if design not in (RANDOM, GBR):
-                s["reach_runs_ratio"] = (s["reach_runs_median"] / base
-                                         if math.isfinite(base) and base > 0 else math.nan)
-    return summary
-
-
-def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequence[int],
-           wall: float, records: Sequence[dict[str, Any]]) -> str:
-    designs = [d for d in summary if d != GBR]
-    w = max([len(d) for d in summary] + [18]) + 2
-    out = []
-    pr = out.append
-    pr(f"\n{n_cases} cases x seeds {','.join(map(str, seeds))}; medians over (case, seed) "
-       "campaigns")
-    if generated:
-        pr(f"\n[1] reach AND keep external MAPE <= {TARGET_PCT:g}% within "
-           f"{100 * BUDGET_FRACTION:g}% of all-samples time")
-        pr(f"{'design':<{w}}{'share':>8}{'runs to reach':>15}{'x random':>10}"
-           f"{'paired x':>10}{'final MAPE':>12}{'runs':>7}{'stop %time':>12}")
-        for d in designs:
-            s = summary[d]
-            pr(f"{d:<{w}}{_fmt(100 * s['reached_within_share'], '.0f') + '%':>8}"
-               f"{_fmt(s['reach_runs_median']):>15}{_fmt(s.get('reach_runs_ratio'), '.2f'):>10}"
-               f"{_fmt(s.get('reach_runs_ratio_paired_median'), '.2f'):>10}"
-               f"{_fmt(s['final_mape_median']):>12}{_fmt(s['runs_median'], '.0f'):>7}"
-               f"{_fmt(s['stop_pct_time_median'], '.2f'):>12}")
-        pr("by application size (assignments), and reached at any cost:")
-        for d in designs:
-            s = summary[d]
-            pr(f"  {d:<{w}}" + ", ".join(
-                f"{k}: {_fmt(100 * v[0], '.0f')}% of {v[1]}"
-                for k, v in s["reached_within_by_size"].items())
-               + f"; at any cost {_fmt(100 * s['reached_ever_share'], '.0f')}%")
-        pr("\n[curve] median external MAPE % at a fraction of the all-samples time "
-           "(in brackets: share of campaigns already stopped)")
-        pr(f"{'design':<{w}}" + "".join(f"{f'{100 * f:g}%':>14}" for f in TIME_FRACTIONS))
-        for d in designs:
-            s = summary[d]
-            pr(f"{d:<{w}}" + "".join(
-                f"{_fmt(s['curve'][f]) + ' [' + _fmt(100 * s['stopped_by'][f], '.0f') + ']':>14}"
-                for f in TIME_FRACTIONS))
-    else:
-        pr("\n[2] median external MAPE % after 10/20/30% of the configurations were measured "
-           "(in brackets: campaigns stopped before the mark; share at or below random)")
-        pr(f"{'design':<{w}}" + "".join(f"{f'{100 * f:g}%':>22}" for f in CONFIG_FRACTIONS))
-        for d in summary:
-            m = summary[d]["marks"]
-            cells = []
-            for f in CONFIG_FRACTIONS:
-                extra = f" [{m[f]['stopped_before']}"
-                if "at_or_below_random" in m[f]:
-                    extra += f"; {_fmt(100 * m[f]['at_or_below_random'], '.0f')}%"
-                cells.append(f"{_fmt(m[f]['mape_median']) + extra + ']':>22}")
-            pr(f"{d:<{w}}" + "".join(cells))
-        cases = sorted({r["case"] for r in records})
-        pr("\nper case: median over seeds of external MAPE % at 10/20% of the configurations")
-        pr(f"{'case':<32}{'n':>4}" + "".join(f"{d[:16]:>18}" for d in summary))
-        for c in cases:
-            rs = [r for r in records if r["case"] == c]
-            cells = []
-            for d in summary:
-                v = [median_inf((r.get("marks") or {}).get(str(f), {}).get("mape")
-                                for r in rs if r["design"] == d) for f in CONFIG_FRACTIONS[:2]]
-                cells.append(f"{_fmt(v[0], '.0f') + ' / ' + _fmt(v[1], '.0f'):>18}")
-            pr(f"{c[:31]:<32}{rs[0]['configurations']:>4}" + "".join(cells))
-        pr(f"\n{'design':<{w}}{'final MAPE':>12}{'runs':>7}")
-        for d in designs:
-            s = summary[d]
-            pr(f"{d:<{w}}{_fmt(s['final_mape_median']):>12}{_fmt(s['runs_median'], '.0f'):>7}")
-    pr("\n[3] honesty at stop: external MAPE / last internal error; [4] coverage of the 90% "
-       "interval on judge runs (never seen by the campaign)")
-    pr(f"{'design':<{w}}{'ext/int med':>12}{'> 2':>7}{'n':>5}{'cover pooled':>14}"
-       f"{'cover med':>11}{'NaN int':>9}{'judge MAPE':>12}{'T<=0':>6}")
-    for d in designs:
-        s = summary[d]
-        pr(f"{d:<{w}}{_fmt(s['honesty_median'], '.2f'):>12}"
-           f"{_fmt(100 * s['honesty_over_2'], '.0f') + '%':>7}{s['honesty_n']:>5}"
-           f"{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
-           f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}{s['nan_intervals']:>9}"
-           f"{_fmt(s['judge_mape_median']):>12}{s['nonpositive_predictions']:>6}")
-    pr("[4b] 90% coverage before / after recalibrating on the external test set (replay did "
-       "until issue 9 item 5; the model delivered now keeps its own calibration or the "
-       "--calibration split): judge runs pooled; the replay's own external coverage (median)")
-    pr(f"{'design':<{w}}{'judge before':>14}{'judge after':>13}{'ext cover med':>15}")
-    for d in designs:
-        s = summary[d]
-        pr(f"{d:<{w}}{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
-           f"{_fmt(100 * s['coverage_extcal_pooled'], '.1f') + '%':>13}"
-           f"{_fmt(100 * s['external_coverage_median'], '.0f') + '%':>15}")
-    pr("\n[time] wall per campaign (in a worker)")
-    for d in summary:
-        s = summary[d]
-        if "wall_mean_s" in s:
-            pr(f"{d:<{w}}mean {s['wall_mean_s']:.1f} s, max {s['wall_max_s']:.1f} s, "
-               f"{s['campaigns']} campaigns, {s['failed']} failed")
-        else:
-            pr(f"{d:<{w}}{s['campaigns']} fits, {s['failed']} failed")
-    pr(f"total wall {wall:.0f} s")
-    fails = [r for r in records if r.get("exit") != 0]
-    for r in fails[:5]:
-        pr(f"FAILED {r['case']} {r['design']} seed {r['seed']}: exit {r.get('exit')}: "
-           f"{(r.get('error') or '').splitlines()[-1:]}")
-    return "\n".join(out)
 
 
 # --------------------------------------------------------------------------- main

@@ -8,6 +8,11 @@
   attributes nodes, vcpus_per_node, mem_gib_per_node, T = elapsed_time_s (one run each).
 - ``bell``: /work/shared/datasets/bell, one case per job, attribute nodes, T = runtime_s
   (7 repeated measurements per scale-out).
+- ``tuning-small`` / ``evaluation-small``: small cloud-configuration sets from
+  :mod:`benchmarks.learning.smallgen` (30-300 configurations, 3-6 attributes, categorical
+  instance families, node counts, input size as a load), seeds 200000-200999 (tune on these)
+  and 300000-300999 (quote figures only). Printed like the real suites (MAPE after 10/20/30%
+  of the configurations).
 - ``scout-load``: Scout by workload and framework over both data sizes (bigdata, huge), with
   ``input_gb`` (the group's median input size) as a fourth attribute replayed as load
   (``--load input_gb``: more = more work). Within one workload group the data size is fixed,
@@ -28,14 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.learning import appgen
+from benchmarks.learning import appgen, smallgen
 
 TUNING_SEEDS = range(0, 1000)
 EVALUATION_SEEDS = range(100000, 101000)
 DEFAULT_SIZE = 60
+SMALL_TUNING_SEEDS = range(200000, 201000)
+SMALL_EVALUATION_SEEDS = range(300000, 301000)
 GENERATED = {"tuning": TUNING_SEEDS, "evaluation": EVALUATION_SEEDS}
+SMALL = {"tuning-small": SMALL_TUNING_SEEDS, "evaluation-small": SMALL_EVALUATION_SEEDS}
 REAL = ("scout", "bell", "scout-load")
-SUITES = (*GENERATED, *REAL)
+SUITES = (*GENERATED, *SMALL, *REAL)
 
 SHARED = Path(os.environ.get("NIMO_SHARED_DATASETS", "/work/shared/datasets"))
 SCOUT_CSV = SHARED / "scout" / "scout_multinode_runtimes.csv"
@@ -55,14 +63,15 @@ class Case:
     name: str
     csv: Path
     attributes: tuple[str, ...]
-    kind: str                      # "generated" or "real"
+    kind: str                      # "generated", "small" or "real"
     configurations: int            # distinct assignments
     info: dict[str, Any] = field(default_factory=dict, compare=False)
     load: tuple[str, ...] = ()     # attributes replayed with --load (more = more work)
+    categorical: tuple[str, ...] = ()  # attributes replayed with --categorical (codes 1..k)
 
 
 def suite_seeds(suite: str, size: int = DEFAULT_SIZE) -> list[int]:
-    seeds = GENERATED[suite]
+    seeds = GENERATED[suite] if suite in GENERATED else SMALL[suite]
     if not 0 < size <= len(seeds):
         raise ValueError(f"suite {suite!r} holds 1-{len(seeds)} applications (asked {size})")
     return list(seeds[:size])
@@ -76,6 +85,16 @@ def generated_case(suite: str, seed: int, cache: Path) -> Case:
     load = tuple(a for a in spec.attributes if appgen.BY_NAME[a].role == "load")
     return Case(suite, spec.name, path, spec.attributes, "generated", len(spec.assignments),
                 {"seed": seed, "spec": spec.to_dict()}, load)
+
+
+def small_case(suite: str, seed: int, cache: Path) -> Case:
+    app = smallgen.make_small_app(seed)
+    path = cache / suite / (f"small-{seed}-v{appgen.GENERATOR_VERSION}"
+                            f".{smallgen.SMALL_VERSION}.csv")
+    if not path.exists() or not path.with_suffix(".json").exists():
+        smallgen.write_small_app(app, path)
+    return Case(suite, app.name, path, app.attributes, "small", len(app.assignments),
+                {"seed": seed, "spec": app.to_dict()}, app.load, app.categorical)
 
 
 def _write_rows(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
@@ -147,6 +166,8 @@ def load_suite(suite: str, cache: Path | None = None, size: int = DEFAULT_SIZE) 
     cache = Path(cache) if cache is not None else default_cache()
     if suite in GENERATED:
         return [generated_case(suite, s, cache) for s in suite_seeds(suite, size)]
+    if suite in SMALL:
+        return [small_case(suite, s, cache) for s in suite_seeds(suite, size)]
     if suite == "scout":
         return scout_cases(cache)
     if suite == "bell":

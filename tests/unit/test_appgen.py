@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.learning import appgen, evaluate, suites
+from benchmarks.learning import appgen, evaluate, metrics, suites
 from workbench.replay import load_dataset
 
 SEEDS = [*range(0, 40), *range(100000, 100010)]
@@ -191,10 +191,10 @@ def test_honesty_coverage_medians() -> None:
     assert evaluate.honesty_ratio([0.0], 6.0) == math.inf
     hits = evaluate.interval_hits([(1, 3), (1, 3), (math.nan, math.nan), (0, 1)], [2, 4, 2, 1])
     assert hits == (2, 4, 1)
-    assert evaluate.median_inf([3.0, None, 1.0]) == 3.0
-    assert evaluate.median_inf([1.0, None]) == math.inf
-    assert evaluate.median_inf([1.0, 3.0]) == 2.0
-    assert math.isnan(evaluate.median_inf([]))
+    assert metrics.median_inf([3.0, None, 1.0]) == 3.0
+    assert metrics.median_inf([1.0, None]) == math.inf
+    assert metrics.median_inf([1.0, 3.0]) == 2.0
+    assert math.isnan(metrics.median_inf([]))
 
 
 def test_summary_ratio_against_random() -> None:
