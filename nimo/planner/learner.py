@@ -117,10 +117,9 @@ class Learner:
         if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
             return None
         x = np.asarray([self.space.from_dict(sample.assignment)], float)
-        predicted = float(self.combine({p: f.predict(x) for p, f in self.fitted.items()})[0])
-        if self.bounded and self.n:
-            predicted = float(np.clip(predicted, *self.bounds()))
-        if not np.isfinite(predicted):
+        raw = self.combine({p: f.predict(x) for p, f in self.fitted.items()})
+        predicted = float(clip_to_bounds(raw, self._bounds_if_bounded())[0])
+        if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
             return 100.0
         return min(abs(predicted - sample.T) / sample.T, 1.0) * 100
 
@@ -187,6 +186,10 @@ class Learner:
         if T.size == 0:
             return (0.0, float("inf"))
         return (float(T.min()) / BOUND_FACTOR, float(T.max()) * BOUND_FACTOR)
+
+    def _bounds_if_bounded(self) -> tuple[float, float] | None:
+        """The bounds the delivered model holds T in, None when it is unbounded."""
+        return self.bounds() if self.bounded and self.n else None
 
     def loo_predictions(self) -> dict[str, np.ndarray]:
         """Each predictor's closed-form LOO predictions (NaN at leverage-1 points), cached."""
@@ -274,7 +277,7 @@ class Learner:
             kind=self.kind,
             predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
             training=dict(training or {}),
-            bounds=self.bounds() if self.bounded and self.n else None,
+            bounds=self._bounds_if_bounded(),
             support=[list(r) for r in self._rows] if self.bounded and self.n else None,
         )
         return model.calibrated(self.calibration(model))
