@@ -41,7 +41,7 @@ import itertools
 import json
 import math
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -339,14 +339,23 @@ def rows(spec: AppSpec) -> Iterator[dict[str, float]]:
 
 def write_app(spec: AppSpec, path: str | Path) -> Path:
     """Write the CSV (replay format) and ``<path>.json`` with the application's description."""
+    return write_csv_and_description(path, [*spec.attributes, "T", "D", "U", "o_a", "o_n", "o_d"],
+                                     rows(spec), spec.to_dict())
+
+
+def write_csv_and_description(path: str | Path, fieldnames: Sequence[str],
+                              records: Iterable[Mapping[str, Any]],
+                              description: Mapping[str, Any]) -> Path:
+    """Write ``records`` as a CSV at ``path`` (renamed into place once complete) and
+    ``description`` as ``<path>.json``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*spec.attributes, "T", "D", "U", "o_a", "o_n", "o_d"])
+        w = csv.DictWriter(fh, fieldnames=list(fieldnames))
         w.writeheader()
-        w.writerows(rows(spec))
-    path.with_suffix(".json").write_text(json.dumps(spec.to_dict(), indent=1) + "\n")
+        w.writerows(records)
+    path.with_suffix(".json").write_text(json.dumps(description, indent=1) + "\n")
     tmp.replace(path)
     return path
 

@@ -32,9 +32,7 @@ prints one application.
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 import math
 import sys
 from collections.abc import Iterator, Mapping
@@ -270,16 +268,8 @@ def rows(app: SmallApp) -> Iterator[dict[str, float]]:
 
 def write_small_app(app: SmallApp, path: str | Path) -> Path:
     """Write the CSV (attributes, T) and ``<path>.json`` describing the job."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*app.attributes, "T"])
-        w.writeheader()
-        w.writerows(rows(app))
-    path.with_suffix(".json").write_text(json.dumps(app.to_dict(), indent=1) + "\n")
-    tmp.replace(path)
-    return path
+    return appgen.write_csv_and_description(path, [*app.attributes, "T"], rows(app),
+                                            app.to_dict())
 
 
 if __name__ == "__main__":
