@@ -23,23 +23,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
+from slurm_overhead import lab_inventory, write_inventory  # run as a script: benchmarks/
 
 from nimo.store import open_store
-from workbench.lab import Lab
 
 LEARNING = ("reference", "train", "test", "pbdf")
 
 
-def write_inventory(lab_inventory: Path, out: Path, max_jobs: int) -> Path:
-    """The acceptance campaign's inventory: CPU shares that bind on this 2-core machine."""
-    doc = yaml.safe_load(lab_inventory.read_text())
-    doc["knobs"][1]["levels"] = [0.05, 0.08, 0.11, 0.15, 0.2]
-    cmd = doc["application"]["command"]
-    cmd[cmd.index("--work-mb") + 1] = "300"
-    doc["slurm"]["max_jobs"] = max_jobs
-    out.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return out
+# the acceptance campaign's inventory: CPU shares that bind on this 2-core machine
+CPU_SHARES = [0.05, 0.08, 0.11, 0.15, 0.2]
+WORK_MB = 300
 
 
 def run_campaign(inv: Path, tmp: Path, batch: int, max_runs: int, holdout: int
@@ -78,14 +71,8 @@ def main() -> int:
     batches = [int(b) for b in a.batches.split(",")]
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nimo-bench-")))
-        if a.dir:
-            lab_inv = Path(a.dir) / "inventory.yaml"
-        else:
-            lab = Lab(tmp / "lab", hosts=5, prefix="nsc-", subnet_base="10.82", slurm=True)
-            stack.callback(lab.down)
-            lab.up()
-            lab_inv = lab.inventory_path
-        inv = write_inventory(lab_inv, tmp / "inv.yaml", max(batches))
+        lab_inv, _ = lab_inventory(stack, tmp, a.dir, "nsc-", "10.82")
+        inv = write_inventory(lab_inv, tmp / "inv.yaml", max(batches), WORK_MB, CPU_SHARES)
         print(f"{'batch':>5} {'runs':>4} {'learning wall s':>15} {'sum T s':>8} "
               f"{'sum cost s':>10} {'wall/sum cost':>13} {'holdout MAPE':>12}")
         for b in batches:

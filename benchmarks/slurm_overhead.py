@@ -27,13 +27,30 @@ from workbench.lab import Lab
 from workbench.slurm import open_slurm_runner
 
 
-def write_inventory(lab_inventory: Path, out: Path, max_jobs: int) -> Path:
+def write_inventory(lab_inventory: Path, out: Path, max_jobs: int, work_mb: int = 50,
+                    cpu_shares: list[float] | None = None) -> Path:
+    """The lab's inventory with pwork's work, ``slurm.max_jobs`` and (if given) the levels
+    of the CPU-share knob set (``slurm_batch`` uses it too)."""
     doc = yaml.safe_load(lab_inventory.read_text())
+    if cpu_shares is not None:
+        doc["knobs"][1]["levels"] = cpu_shares
     cmd = doc["application"]["command"]
-    cmd[cmd.index("--work-mb") + 1] = "50"
+    cmd[cmd.index("--work-mb") + 1] = str(work_mb)
     doc["slurm"]["max_jobs"] = max_jobs
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+def lab_inventory(stack: contextlib.ExitStack, tmp: Path, lab_dir: str | None, prefix: str,
+                  subnet_base: str) -> tuple[Path, Lab | None]:
+    """The inventory of the lab made by ``nimo lab up --slurm --dir lab_dir``, or of a
+    temporary 5-host Slurm lab built now and removed when ``stack`` closes (also returned)."""
+    if lab_dir:
+        return Path(lab_dir) / "inventory.yaml", None
+    lab = Lab(tmp / "lab", hosts=5, prefix=prefix, subnet_base=subnet_base, slurm=True)
+    stack.callback(lab.down)
+    lab.up()
+    return lab.inventory_path, lab
 
 
 def row(o: RunOutcome) -> tuple[float, float, float, float]:
@@ -68,15 +85,10 @@ def main() -> int:
     a = p.parse_args()
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nimo-bench-")))
-        if a.dir:
-            lab_inv = Path(a.dir) / "inventory.yaml"
-        else:
-            lab = Lab(tmp / "lab", hosts=5, prefix="nsb-", subnet_base="10.81", slurm=True)
-            stack.callback(lab.down)
-            lab.up()
+        lab_inv, lab = lab_inventory(stack, tmp, a.dir, "nsb-", "10.81")
+        if lab is not None:
             print(f"Slurm lab up in {lab.timings['up_s']:.2f} s "
                   f"(slurm part {lab.timings['slurm_up_s']:.2f} s)")
-            lab_inv = lab.inventory_path
         runner = open_slurm_runner(write_inventory(lab_inv, tmp / "inv.yaml", a.max_jobs))
         stack.callback(runner.close)
         share = runner.space.attributes[1].levels[-1]
