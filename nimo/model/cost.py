@@ -20,10 +20,11 @@ import numpy as np
 from nimo.errors import ConfigError, ModelError
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
+from nimo.model.residual import ResidualField, residual_from
 from nimo.model.support import Support, clip_to_bounds, support_from
 
 FORMAT = "nimo-cost-model"
-VERSION = 1
+VERSION = 2  # 2: a model with a residual correction; others are still written as 1
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
@@ -82,6 +83,8 @@ class CostModel:
     # bounded models (predictors.bounded): predicted T held in bounds; training assignments
     bounds: tuple[float, float] | None = None
     support: list[list[float]] | None = None
+    # a Gaussian-process correction of the parametric T's log-residuals over the support
+    residual: ResidualField | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -173,9 +176,14 @@ class CostModel:
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
-        if self.kind == "direct":
-            return clip_to_bounds(p["T"], self.bounds)
-        return clip_to_bounds(p["D"] * (p["o_a"] + p["o_n"] + p["o_d"]), self.bounds)
+        T = p["T"] if self.kind == "direct" else p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
+        return clip_to_bounds(T * self._correction(X), self.bounds)
+
+    def _correction(self, X: np.ndarray) -> np.ndarray | float:
+        """The residual correction's factor on T at rows X (1 without one)."""
+        if self.residual is None:
+            return 1.0
+        return self.residual.factor(self._matrix(X))
 
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])
@@ -209,7 +217,8 @@ class CostModel:
                 denom = denom + c**2 / dof
         with np.errstate(divide="ignore", invalid="ignore"):
             nu = np.where(denom > 0, total**2 / denom, np.inf)
-        return m, total, nu
+        factor = self._correction(X)
+        return m * factor, total * factor**2, nu
 
     def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
         """Mean and two-sided ``level`` interval of a new run's T (t quantile with the
@@ -255,7 +264,7 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if self.residual is not None else 1,
             "kind": self.kind,
             "created_at": self.created_at,
             "attributes": [
@@ -271,6 +280,7 @@ class CostModel:
             "calibration": jsonable(self.calibration),
             **({"bounds": [float(b) for b in self.bounds]} if self.bounds else {}),
             **({"support": self.support} if self.support else {}),
+            **({"residual": self.residual.to_dict()} if self.residual is not None else {}),
         }
 
     @classmethod
@@ -297,6 +307,12 @@ class CostModel:
             reference = {str(k): float(v) for k, v in ref.items()}
         except (TypeError, ValueError):
             raise ModelError("corrupt cost model: field 'reference' has a non-number") from None
+        support = support_from(d.get("support"))
+        try:
+            residual = residual_from(d.get("residual"),
+                                     [a.get("levels", ()) for a in attrs], support)
+        except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
+            raise ModelError(f"corrupt cost model: bad field 'residual' ({e})") from None
         return cls(
             attributes=[dict(a) for a in attrs],
             reference=reference,
@@ -306,7 +322,8 @@ class CostModel:
             created_at=str(d.get("created_at") or ""),
             calibration=_calibration(d.get("calibration")),
             bounds=_bounds(d.get("bounds")),
-            support=support_from(d.get("support")),
+            support=support,
+            residual=residual,
         )
 
     def to_json(self) -> str:

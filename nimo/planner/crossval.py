@@ -20,6 +20,8 @@ from nimo.model import FittedPredictor
 Fitter = Callable[[str, np.ndarray], FittedPredictor]
 Combine = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 Scores = tuple[float | None, dict[str, float | None]]
+# correct(train mask, in-fold predicted T at the train rows, test mask) -> factor at test rows
+Correct = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 def fold_ids(n: int, k: int, seed: int) -> np.ndarray:
@@ -41,19 +43,45 @@ def cross_validated(
 ) -> tuple[Scores, np.ndarray]:
     """(error of T and per predictor in %, out-of-fold predicted T). Fewer than 4 samples:
     (None, ...) and NaN predictions."""
+    scores, predicted, _ = cross_validated_corrected(X, targets, T, fit, combine, folds, seed)
+    return scores, predicted
+
+
+def cross_validated_corrected(
+    X: np.ndarray,
+    targets: Mapping[str, np.ndarray],
+    T: np.ndarray,
+    fit: Fitter,
+    combine: Combine,
+    folds: int = 5,
+    seed: int = 0,
+    correct: Correct | None = None,
+) -> tuple[Scores, np.ndarray, np.ndarray]:
+    """As :func:`cross_validated`, plus the factor ``correct`` (fitted on each fold's
+    training rows and their in-fold predictions) puts on every out-of-fold T (ones
+    without ``correct``)."""
     n = int(T.size)
     names = list(targets)
     if n < 4:
-        return (None, dict.fromkeys(names)), np.full(n, np.nan)
+        return (None, dict.fromkeys(names)), np.full(n, np.nan), np.ones(n)
     ids = fold_ids(n, min(folds, n), seed)
     out = {p: np.full(n, np.nan) for p in names}
+    factor = np.ones(n)
     for f in range(int(ids.max()) + 1):
         test = ids == f
+        fits = {p: fit(p, ~test) for p in names}
         for p in names:
-            out[p][test] = fit(p, ~test).predict(X[test])
+            out[p][test] = fits[p].predict(X[test])
+        if correct is not None:
+            in_fold = combine({p: fits[p].predict(X[~test]) for p in names})
+            factor[test] = correct(~test, in_fold, test)
     predicted = combine(out)
     per: dict[str, float | None] = {
         p: internal_error_pct(targets[p], out[p]) for p in names}
+    return (error_of(T, predicted), per), predicted, factor
+
+
+def error_of(T: np.ndarray, predicted: np.ndarray) -> float | None:
+    """The error (%) of the finite predictions of T; None without any."""
     finite = np.isfinite(predicted)
-    total = internal_error_pct(T[finite], predicted[finite]) if finite.any() else None
-    return (total, per), predicted
+    return internal_error_pct(T[finite], predicted[finite]) if finite.any() else None

@@ -46,6 +46,9 @@ class PredictorOptions:
     # small-sample prior and tie-break by the attributes' physical direction (auto mode)
     physical: bool = False
     physical_ties: bool = True  # with ``physical``: also break exact selection ties by it
+    # with ``bounded``: a Gaussian-process correction of T's log-residuals over the training
+    # runs (nimo.model.residual), used only while it lowers the cross-validated error
+    residual: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -63,6 +66,9 @@ class PredictorOptions:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
             raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
+        if self.residual and not self.bounded:
+            raise ConfigError("predictors.residual needs predictors.bounded: true",
+                              hint="the correction lives on the bounded model's support")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> PredictorOptions:
@@ -95,7 +101,7 @@ class PredictorOptions:
         except (TypeError, ValueError, OverflowError) as e:
             raise ConfigError(f"predictors: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
-                    "physical_ties"):
+                    "physical_ties", "residual"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -103,6 +109,8 @@ class PredictorOptions:
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
+        if not self.residual:  # echoed only when set (designs from before it read the same)
+            del d["residual"]
         family = d.pop("family")
         if family is not None:
             d.update(family.to_dict())

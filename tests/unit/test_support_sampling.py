@@ -93,10 +93,10 @@ def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preferen
     cost1 = yaml.safe_load((designs / "support-cost1.yaml").read_text())
     assert cost1["cost_exponent"] == 1 and cost1["cost_exponent"] > rec["cost_exponent"]
     same = ("name", "description", "cost_exponent")
-    # recommended later took predictors.physical (the two-point prior) and stop.confirm_runs;
-    # support-cost1 was measured without them and keeps its predictors and stop rule
+    # recommended later took predictors.physical (the two-point prior), stop.confirm_runs and
+    # predictors.residual; support-cost1 was measured without them and keeps its own
     rec["predictors"] = {k: v for k, v in rec["predictors"].items()
-                         if k not in ("physical", "physical_ties")}
+                         if k not in ("physical", "physical_ties", "residual")}
     rec["stop"] = {k: v for k, v in rec["stop"].items() if k != "confirm_runs"}
     assert {k: v for k, v in cost1.items() if k not in same} == {
         k: v for k, v in rec.items() if k not in same}
