@@ -13,6 +13,7 @@ import pytest
 from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel
 from nimo.model.residual import Hyper, ResidualField
+from nimo.planner.crossval import cross_validated_corrected
 from nimo.planner.learner import Learner
 from nimo.predictors import PredictorOptions
 from nimo.predictors.residual import choose_hyper, fit_field, log_residuals
@@ -142,3 +143,25 @@ def test_a_corrected_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, check=True).stdout.split("\n")
     assert abs(float(out[0]) - 600.0) < 120.0 and out[1] == "[]"
+
+
+def test_each_folds_correction_is_fitted_on_that_folds_training_rows_only() -> None:
+    X = np.arange(10, dtype=float).reshape(-1, 1)
+    y = np.ones(10)
+    calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    class Twice:
+        def predict(self, Xt: np.ndarray) -> np.ndarray:
+            return np.full(len(Xt), 2.0)
+
+    def correct(train: np.ndarray, in_fold: np.ndarray, test: np.ndarray) -> np.ndarray:
+        calls.append((train.copy(), in_fold.copy(), test.copy()))
+        return np.full(int(test.sum()), 0.5)
+
+    (plain, _), predicted, factor = cross_validated_corrected(
+        X, {"f_T": y}, y, lambda p, m: Twice(), lambda parts: parts["f_T"], 5, 0, correct)
+    assert len(calls) == 5 and plain == pytest.approx(100.0)
+    for train, in_fold, test in calls:
+        assert not (train & test).any() and (train | test).all()
+        assert in_fold.shape == (int(train.sum()),)
+    np.testing.assert_allclose(predicted * factor, y)
