@@ -40,26 +40,11 @@ def cross_validated(
     combine: Combine,
     folds: int = 5,
     seed: int = 0,
-) -> tuple[Scores, np.ndarray]:
-    """(error of T and per predictor in %, out-of-fold predicted T). Fewer than 4 samples:
-    (None, ...) and NaN predictions."""
-    scores, predicted, _ = cross_validated_corrected(X, targets, T, fit, combine, folds, seed)
-    return scores, predicted
-
-
-def cross_validated_corrected(
-    X: np.ndarray,
-    targets: Mapping[str, np.ndarray],
-    T: np.ndarray,
-    fit: Fitter,
-    combine: Combine,
-    folds: int = 5,
-    seed: int = 0,
     correct: Correct | None = None,
 ) -> tuple[Scores, np.ndarray, np.ndarray]:
-    """As :func:`cross_validated`, plus the factor ``correct`` (fitted on each fold's
-    training rows and their in-fold predictions) puts on every out-of-fold T (ones
-    without ``correct``)."""
+    """(error of T and per predictor in %, out-of-fold predicted T, the factor ``correct``,
+    fitted on each fold's training rows and their in-fold predictions, puts on each
+    out-of-fold T: ones without ``correct``). Fewer than 4 samples: (None, ...), NaN."""
     n = int(T.size)
     names = list(targets)
     if n < 4:

@@ -16,7 +16,7 @@ from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
-from nimo.planner.crossval import cross_validated_corrected, error_of
+from nimo.planner.crossval import cross_validated, error_of
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
@@ -190,7 +190,7 @@ class Learner:
                 return np.ones(int(test.sum()))
             return field.factor(X[test])
 
-        scores, predicted, factor = cross_validated_corrected(
+        scores, predicted, factor = cross_validated(
             X, {p: self.y(p) for p in self.predictor_names}, T, fit, combine, folds,
             seed=self.n, correct=correct if hyper is not None else None)
         corrected = error_of(T, clip_to_bounds(predicted * factor, self.bounds()))

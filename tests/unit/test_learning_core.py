@@ -81,11 +81,11 @@ def test_cross_validation_never_predicts_a_point_from_a_fit_that_saw_it():
             assert not {int(v) for v in Xt[:, 0]} & self.rows
             return np.full(len(Xt), 2.0)
 
-    (total, per), pred = cross_validated(X, {"f_T": y}, y, lambda p, m: Fit(m),
+    (total, per), pred, _ = cross_validated(X, {"f_T": y}, y, lambda p, m: Fit(m),
                                          lambda parts: parts["f_T"], folds=5)
     assert total == pytest.approx(100.0) and per["f_T"] == pytest.approx(100.0)
     assert len(seen_by) == 5 and all(len(s) == 8 for s in seen_by)
-    (none, _), _ = cross_validated(X[:3], {"f_T": y[:3]}, y[:3], lambda p, m: Fit(m),
+    (none, _), _, _ = cross_validated(X[:3], {"f_T": y[:3]}, y[:3], lambda p, m: Fit(m),
                                    lambda parts: parts["f_T"])
     assert none is None
 

@@ -13,7 +13,7 @@ import pytest
 from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel
 from nimo.model.residual import Hyper, ResidualField
-from nimo.planner.crossval import cross_validated_corrected
+from nimo.planner.crossval import cross_validated
 from nimo.planner.learner import Learner
 from nimo.predictors import PredictorOptions
 from nimo.predictors.residual import choose_hyper, fit_field, log_residuals
@@ -158,7 +158,7 @@ def test_each_folds_correction_is_fitted_on_that_folds_training_rows_only() -> N
         calls.append((train.copy(), in_fold.copy(), test.copy()))
         return np.full(int(test.sum()), 0.5)
 
-    (plain, _), predicted, factor = cross_validated_corrected(
+    (plain, _), predicted, factor = cross_validated(
         X, {"f_T": y}, y, lambda p, m: Twice(), lambda parts: parts["f_T"], 5, 0, correct)
     assert len(calls) == 5 and plain == pytest.approx(100.0)
     for train, in_fold, test in calls:
