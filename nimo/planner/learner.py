@@ -28,7 +28,7 @@ OCCUPANCY_PREDICTORS = PREDICTOR_NAMES
 DIRECT_PREDICTORS = ("f_T",)
 # the residual correction is used only when it cuts the cross-validated error by a fifth: the
 # better of two noisy estimates is biased low, and the folds reuse the kernel chosen on all
-# the samples (choosing it per fold was 2-4x slower and no better on the tuning suites)
+# the samples (choosing it per fold was slower and less accurate on the tuning-small suite)
 RESIDUAL_GAIN = 0.8
 BOUND_FACTOR = 4.0  # a bounded model predicts T within [min T / 4, max T x 4] of its runs
 
