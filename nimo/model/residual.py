@@ -35,7 +35,7 @@ class Hyper:
 class ResidualField:
     """Log-residuals ``log T_i - log T_param(x_i)`` at the training rows, and the kernel."""
 
-    levels: list[list[float]]
+    levels: Sequence[Sequence[float]]  # each attribute's levels (held as float lists)
     rows: np.ndarray
     residuals: np.ndarray
     hyper: Hyper
@@ -43,6 +43,7 @@ class ResidualField:
     _scaled: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", [[float(v) for v in lv] for lv in self.levels])
         scaled = rank_scaled(self.levels, self.rows)
         K = kernel(scaled, scaled, self.hyper) + self.hyper.noise * np.eye(len(scaled))
         chol = np.linalg.cholesky(K)
@@ -88,5 +89,4 @@ def residual_from(d: Any, levels: Sequence[Sequence[float]],
     hyper = Hyper(scales, float(d["signal"]), float(d["noise"]))
     if not (hyper.signal >= 0 and hyper.noise > 0 and np.isfinite(r).all()):
         raise ValueError("'residual' needs signal >= 0, noise > 0 and finite residuals")
-    return ResidualField([list(map(float, lv)) for lv in levels],
-                         np.asarray(support, float), r, hyper)
+    return ResidualField(levels, np.asarray(support, float), r, hyper)

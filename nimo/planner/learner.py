@@ -167,8 +167,7 @@ class Learner:
         the data changed up to 40 samples, then once the sample count grew by a tenth (a
         slightly stale estimate at a fraction of the cost)."""
         cached = self._cv_cache
-        if cached is not None and (cached[0] == self.n or (
-                self.n > 40 and self.n - cached[0] < self.n // 10)):
+        if cached is not None and self._still_fresh(cached[0]):
             return cached[1]
         X, names = self.X, self.space.names
 
@@ -201,6 +200,11 @@ class Learner:
         self._cv_cache = (self.n, scores)
         return scores
 
+    def _still_fresh(self, computed_at: int) -> bool:
+        """Whether a figure computed at ``computed_at`` samples may serve now: always after
+        any change up to 40 samples, then until the sample count grew by a tenth."""
+        return computed_at == self.n or (self.n > 40 and self.n - computed_at < self.n // 10)
+
     # -- residual correction (predictors.residual) -------------------------------------
     def _level_lists(self) -> list[list[float]]:
         return [list(self._levels[name]) for name in self.space.names]
@@ -216,8 +220,7 @@ class Learner:
                 self.predictor_names):
             return None
         cached = self._hyper
-        if cached is not None and (cached[0] == self.n or (
-                self.n > 40 and self.n - cached[0] < self.n // 10)):
+        if cached is not None and self._still_fresh(cached[0]):
             return cached[1]
         r = log_residuals(self.T(), self._parametric_T())
         self._hyper = (self.n, choose_hyper(self._level_lists(), self.X, r))
@@ -338,6 +341,6 @@ class Learner:
             training=dict(training or {}),
             bounds=self._bounds_if_bounded(),
             support=[list(r) for r in self._rows] if self.bounded and self.n else None,
-            residual=self.residual_field() if self.bounded and self.n else None,
+            residual=self.residual_field(),
         )
         return model.calibrated(self.calibration(model))

@@ -126,7 +126,6 @@ def fit_field(levels: Sequence[Sequence[float]], rows: np.ndarray, T: np.ndarray
     if hyper is None or np.count_nonzero(r) < MIN_RUNS:
         return None
     try:
-        return ResidualField([list(map(float, lv)) for lv in levels], np.asarray(rows, float),
-                             r, hyper)
+        return ResidualField(levels, np.asarray(rows, float), r, hyper)
     except np.linalg.LinAlgError:
         return None
