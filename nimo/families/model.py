@@ -22,6 +22,7 @@ from nimo.families.encoding import Encoder, Row
 FAMILIES = ("nimo", "paper", *linear.LINEAR_FORMS, "knn", *learned.LEARNED)
 FORMAT = "nimo-family-model"
 VERSION = 1
+HOLD_FACTOR = 4.0  # a non-positive or NaN prediction becomes min T / 4 (+inf: max T x 4)
 
 
 def check_family(name: str, where: str = "family") -> str:
@@ -47,7 +48,13 @@ class FamilyModel:
         return self.encoder.names
 
     def predict(self, rows: Sequence[Row]) -> np.ndarray:
-        """Predicted T for each row (numpy only)."""
+        """Predicted T for each row (numpy only), never zero, negative or non-finite: such a
+        prediction (a linear form extrapolating) is held at the fastest run / HOLD_FACTOR
+        (+inf at the slowest x HOLD_FACTOR). Finite positive predictions are unchanged, so a
+        scale extrapolation beyond the runs keeps its value."""
+        return held(self._raw(rows), self.training.get("t_range"))
+
+    def _raw(self, rows: Sequence[Row]) -> np.ndarray:
         if not rows:
             return np.empty(0)
         f = self.family
@@ -69,7 +76,8 @@ class FamilyModel:
         stats = linear.Stats.from_dict(self.params["stats"]).plus(
             H, linear.response(self.family, T))
         coef = linear.solve(self.family, stats)
-        training = {**self.training, "runs": stats.n}
+        training = {**self.training, "runs": stats.n,
+                    **_t_range(T, self.training.get("t_range"))}
         return FamilyModel(self.family, self.encoder,
                            {"coef": coef.tolist(), "stats": stats.to_dict()}, training)
 
@@ -104,7 +112,7 @@ def fit_family(family: str, rows: Sequence[Row], T: Sequence[float] | np.ndarray
     if np.any(y <= 0) or not np.all(np.isfinite(y)):
         raise DataError(f"family {family}: run times must be finite and > 0")
     enc = Encoder.fit(rows, numeric, categorical, load)
-    training = {"runs": int(y.size)}
+    training = {"runs": int(y.size), **_t_range(y)}
     if family in linear.LINEAR_FORMS:
         stats = linear.fit_stats(family, enc, rows, y)
         coef = linear.solve(family, stats)
@@ -115,6 +123,27 @@ def fit_family(family: str, rows: Sequence[Row], T: Sequence[float] | np.ndarray
     if family in learned.LEARNED:
         return FamilyModel(family, enc, learned.fit(family, enc, rows, y), training)
     return FamilyModel(family, enc, {"predictor": _fit_nimo(family, enc, rows, y)}, training)
+
+
+def _t_range(T: Any, before: Sequence[float] | None = None) -> dict[str, list[float]]:
+    """``{"t_range": [fastest, slowest]}`` over ``T`` and the range ``before``."""
+    y = np.asarray(T, dtype=float).reshape(-1)
+    lo, hi = float(y.min()), float(y.max())
+    if before is not None:
+        lo, hi = min(lo, float(before[0])), max(hi, float(before[1]))
+    return {"t_range": [lo, hi]}
+
+
+def held(T: np.ndarray, t_range: Sequence[float] | None) -> np.ndarray:
+    """``T`` with zero, negative and non-finite values held inside the runs' range widened by
+    HOLD_FACTOR (models written before ``t_range`` existed: a positive floor of 1e-9 s)."""
+    T = np.asarray(T, dtype=float)
+    bad = ~(np.isfinite(T) & (T > 0))
+    if not bad.any():
+        return T
+    lo, hi = ((float(t_range[0]) / HOLD_FACTOR, float(t_range[1]) * HOLD_FACTOR)
+              if t_range else (1e-9, np.inf))
+    return np.where(bad, np.where(T == np.inf, hi, lo), T)
 
 
 def _term_matrix(enc: Encoder, rows: Sequence[Row]) -> np.ndarray:

@@ -123,6 +123,24 @@ def fit_on(family, model, rows, T):
                                                "stats": stats.to_dict()})
 
 
+def test_a_linear_form_extrapolating_below_zero_is_held_positive():
+    # T falls with x; the straight-line fit of the 'product' form crosses zero beyond x = 6
+    rows = [{"x": float(x)} for x in (1, 2, 3, 4)]
+    T = np.array([10.0, 8.2, 5.9, 4.1])
+    m = fit_family("product", rows, T, numeric=["x"], load=["x"])
+    raw = m._raw([{"x": 9.0}])[0]
+    assert raw < 0
+    assert m.predict([{"x": 9.0}])[0] == pytest.approx(4.1 / 4)
+    assert np.allclose(m.predict(rows), m._raw(rows))  # positive predictions are unchanged
+    # the incremental update keeps the same range as the batch fit
+    up = m.update([{"x": 5.0}], np.array([0.5]))
+    batch = fit_family("product", [*rows, {"x": 5.0}], np.append(T, 0.5), numeric=["x"],
+                       load=["x"])
+    assert up.training["t_range"] == batch.training["t_range"] == [0.5, 10.0]
+    back = FamilyModel.from_dict(json.loads(json.dumps(up.to_dict())))
+    assert np.all(back.predict([{"x": 50.0}, {"x": 9.0}]) > 0)
+
+
 def test_update_refuses_a_non_linear_family():
     rows, T = grid()
     with pytest.raises(ModelError, match="updatable: product"):
