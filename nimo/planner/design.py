@@ -198,4 +198,11 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
     """Check a design mapping (from YAML) and build the spec. ``where`` prefixes messages
     (e.g. the file name)."""
     source = where.rstrip().removesuffix(":")
-    return Checker(source).section(DesignSpec, dict(raw or {}))
+    checker = Checker(source)
+    spec = checker.section(DesignSpec, dict(raw or {}))
+    if spec.predictors.get("residual") is True and spec.error != "cv":
+        # the correction is kept or dropped inside the cross-validation: with another error
+        # estimate it would silently never be used
+        raise checker.fail("predictors.residual", f"needs error: cv (the design has error: "
+                           f"{spec.error})", hint="set error: cv, or drop predictors.residual")
+    return spec

@@ -111,6 +111,17 @@ def test_a_corrected_model_round_trips_through_json_as_version_2() -> None:
     assert json.loads(cliff_learner(False).model().to_json())["version"] == 1
 
 
+def test_a_design_with_the_correction_needs_the_cross_validated_error() -> None:
+    from nimo.planner.design import parse_design
+
+    base = {"predictors": {"bounded": True, "residual": True}}
+    assert parse_design({**base, "error": "cv"}).predictors["residual"] is True
+    with pytest.raises(ConfigError, match=r"d.yaml: predictors.residual: needs error: cv "
+                       r"\(the design has error: loo\)"):
+        parse_design({**base, "error": "loo"}, "d.yaml")
+    assert parse_design({"predictors": {"bounded": True}, "error": "loo"}).error == "loo"
+
+
 @pytest.mark.parametrize("damage", [
     lambda d: d["residual"].update(residuals=[0.0]),
     lambda d: d["residual"].update(lengthscales=[1.0]),
