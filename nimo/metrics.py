@@ -31,15 +31,19 @@ def mape_pct(actual: np.ndarray, predicted: np.ndarray) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def internal_error_pct(actual: np.ndarray, predicted: np.ndarray) -> float:
-    """MAPE in % with denominators floored at 5% of mean |actual| (NaN when empty)."""
+def internal_error_pct(actual: np.ndarray, predicted: np.ndarray,
+                       cap_pct: float | None = None) -> float:
+    """MAPE in % with denominators floored at 5% of mean |actual| (NaN when empty); with
+    ``cap_pct``, each point's error counts at most that much."""
     actual = np.asarray(actual, float)
     predicted = np.asarray(predicted, float)
     if actual.size == 0:
         return float("nan")
     floor = max(INTERNAL_FLOOR * float(np.mean(np.abs(actual))), 1e-12)
-    denom = np.maximum(np.abs(actual), floor)
-    return float(np.mean(np.abs(actual - predicted) / denom) * 100.0)
+    ape = np.abs(actual - predicted) / np.maximum(np.abs(actual), floor) * 100.0
+    if cap_pct is not None:
+        ape = np.minimum(ape, cap_pct)
+    return float(np.mean(ape))
 
 
 def fit_error_pct(y: np.ndarray, yhat: np.ndarray) -> float:

@@ -90,6 +90,19 @@ def test_cross_validation_never_predicts_a_point_from_a_fit_that_saw_it():
     assert none is None
 
 
+def test_one_fold_extrapolating_wildly_counts_at_most_100_percent_per_run():
+    from nimo.planner.crossval import RUN_ERROR_CAP_PCT, error_of
+
+    T = np.ones(10)
+    predicted = np.ones(10)
+    predicted[0] = 40.0  # one held-out extreme run missed 39 times over
+    assert RUN_ERROR_CAP_PCT == 100.0
+    assert error_of(T, predicted) == pytest.approx(100.0 / 10)  # uncapped: 390%
+    predicted[1] = 1.5
+    assert error_of(T, predicted) == pytest.approx((100.0 + 50.0) / 10)
+    assert error_of(T, np.full(10, np.nan)) is None
+
+
 def test_cv_error_is_not_below_loo_error_on_the_same_samples():
     planner, _, _ = campaign({**NEW, "error": "loo", "stop": {"error_pct": 0, "max_runs": 20}})
     loo, _ = planner.learner.loo_errors()
