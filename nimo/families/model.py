@@ -76,8 +76,9 @@ class FamilyModel:
         stats = linear.Stats.from_dict(self.params["stats"]).plus(
             H, linear.response(self.family, T))
         coef = linear.solve(self.family, stats)
-        training = {**self.training, "runs": stats.n,
-                    **_t_range(T, self.training.get("t_range"))}
+        training = {**self.training, "runs": stats.n}
+        if "t_range" in self.training:  # a model written before t_range keeps its 1e-9 s floor
+            training.update(_t_range(T, self.training["t_range"]))
         return FamilyModel(self.family, self.encoder,
                            {"coef": coef.tolist(), "stats": stats.to_dict()}, training)
 

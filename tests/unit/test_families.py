@@ -139,6 +139,10 @@ def test_a_linear_form_extrapolating_below_zero_is_held_positive():
     assert up.training["t_range"] == batch.training["t_range"] == [0.5, 10.0]
     back = FamilyModel.from_dict(json.loads(json.dumps(up.to_dict())))
     assert np.all(back.predict([{"x": 50.0}, {"x": 9.0}]) > 0)
+    # a model written before t_range: the update does not invent a range from its new runs
+    old = FamilyModel(m.family, m.encoder, m.params, {"runs": 4})
+    assert "t_range" not in old.update([{"x": 5.0}], np.array([0.5])).training
+    assert old.predict([{"x": 9.0}])[0] == pytest.approx(1e-9)
 
 
 def test_update_refuses_a_non_linear_family():
