@@ -141,6 +141,21 @@ def design_label(design: str) -> str:
     return Path(design).stem if design.endswith((".yaml", ".yml")) else design
 
 
+def replay_argv(job: Job, train: Path, out: Path) -> list[str]:
+    """The ``nimo replay`` arguments of ``job`` on its training CSV, writing JSON to ``out``."""
+    argv = ["replay", str(train), "--design", design_arg(job.design), "--seed",
+            str(job.seed), "--json", str(out), "--quiet", "--external-test",
+            str(job.external), "--attributes", ",".join(job.case.attributes),
+            "--time-column", "T"]
+    if job.case.load:
+        argv += ["--load", ",".join(job.case.load)]
+    if job.case.categorical:
+        argv += ["--categorical", ",".join(job.case.categorical)]
+    if job.calibration:
+        argv += ["--calibration-split", str(job.calibration)]
+    return argv
+
+
 def run_campaign(job: Job) -> dict[str, Any]:
     """One replay campaign through the CLI, scored; never raises."""
     from workbench.cli import main
@@ -154,16 +169,7 @@ def run_campaign(job: Job) -> dict[str, Any]:
         tmp = Path(d)
         train, judge_rows = split_case(job, tmp)
         out = tmp / "run.json"
-        argv = ["replay", str(train), "--design", design_arg(job.design), "--seed",
-                str(job.seed), "--json", str(out), "--quiet", "--external-test",
-                str(job.external), "--attributes", ",".join(job.case.attributes),
-                "--time-column", "T"]
-        if job.case.load:
-            argv += ["--load", ",".join(job.case.load)]
-        if job.case.categorical:
-            argv += ["--categorical", ",".join(job.case.categorical)]
-        if job.calibration:
-            argv += ["--calibration-split", str(job.calibration)]
+        argv = replay_argv(job, train, out)
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             try:

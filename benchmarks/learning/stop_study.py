@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.learning.evaluate import Job, sizes, split_case  # noqa: E402
-from benchmarks.learning.metrics import BUDGET_FRACTION, TARGET_PCT  # noqa: E402
+from benchmarks.learning.evaluate import Job, replay_argv, sizes, split_case  # noqa: E402
+from benchmarks.learning.metrics import reach_and_keep, reached_within  # noqa: E402
 from benchmarks.learning.suites import SUITES, load_suite  # noqa: E402
+from nimo.planner.strategies.stop import ErrorThreshold, Patience, Progress  # noqa: E402
 
 NEVER_STOP = "extends: recommended\nname: never-stop\nstop: {error_pct: 0.001, patience: 1000, " \
              "max_runs: %d}\n"
@@ -65,22 +66,16 @@ def _hook_prospective() -> None:
     BasePlanner._record = record  # type: ignore[method-assign]
 
 
-def trajectory(args: tuple[Job, str]) -> dict[str, Any]:
+def trajectory(job: Job) -> dict[str, Any]:
     """One never-stopping replay of ``job``: per run, the figures the rules read."""
-    job, design = args
     from workbench.cli import main
 
     _hook_prospective()
     with tempfile.TemporaryDirectory(prefix="nimo-stop-") as d:
         train, _ = split_case(job, Path(d))
         out = Path(d) / "run.json"
-        argv = ["replay", str(train), "--design", design, "--seed", str(job.seed), "--json",
-                str(out), "--quiet", "--external-test", str(job.external), "--attributes",
-                ",".join(job.case.attributes), "--time-column", "T"]
-        argv += ["--load", ",".join(job.case.load)] if job.case.load else []
-        argv += ["--categorical", ",".join(job.case.categorical)] if job.case.categorical else []
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = main(argv)
+            code = main(replay_argv(job, train, out))
         if code != 0:
             return {"case": job.case.name, "seed": job.seed, "exit": code}
         doc = json.loads(out.read_text())
@@ -127,18 +122,17 @@ def _prospective_so_far(its: Sequence[dict[str, Any]]) -> list[list[float]]:
 def stop_index(its: Sequence[dict[str, Any]], values: Sequence[float | None],
                prospective: Sequence[Sequence[float]], confirm: int, min_samples: int = 12,
                target: float = 5.0, patience: int = 30) -> int:
-    """Where ``recommended``'s stop rule, reading ``values`` as the internal error, stops."""
+    """Where ``recommended``'s stop rule (the planner's own conditions: the target with its
+    confirming runs, then the honest patience), reading ``values`` as the internal error,
+    stops."""
+    rules = (ErrorThreshold(target, min_samples, confirm), Patience(patience, True, target))
     history: list[float] = []
     for i, (it, value) in enumerate(zip(its, values, strict=True)):
         if value is not None and it["purpose"] == "train":
             history.append(value)
-        if value is None or (it.get("samples") or 0) < min_samples:
-            continue
-        ahead = _mean_last(prospective[i], confirm)
-        if value <= target and ahead is not None and ahead <= target:
-            return i
-        if len(history) >= patience + 3 and (np.median(history[-3:]) > np.median(
-                history[-patience - 3:-patience]) - 0.5):
+        progress = Progress(it["run"], it["acquisition_s"], value, it.get("samples") or 0,
+                            list(history), prospective[i])
+        if any(rule.reason(progress) for rule in rules):
             return i
     return len(its) - 1
 
@@ -149,14 +143,12 @@ def score_campaign(traj: dict[str, Any], estimate: str, confirm: int) -> dict[st
     values = [ESTIMATES[estimate](it["internal_error_pct"], p)
               for it, p in zip(its, prospective, strict=True)]
     stop = stop_index(its, values, prospective, confirm)
-    hit = None
-    for it in its[:stop + 1]:
-        ok = it["external_mape_pct"] is not None and it["external_mape_pct"] <= TARGET_PCT
-        hit = (hit or (it["run"], it["acquisition_s"])) if ok else None
     final, internal = its[stop]["external_mape_pct"], values[stop]
+    hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
+                          for it in its[:stop + 1]], final=final)
     return {"stop_run": its[stop]["run"], "final": final,
             "ratio": final / internal if internal else None,
-            "reached": hit is not None and hit[1] <= BUDGET_FRACTION * traj["all_samples_s"]}
+            "reached": reached_within(hit, traj["all_samples_s"])}
 
 
 def summary_line(trajs: Sequence[dict[str, Any]], estimate: str, confirm: int) -> str:
@@ -198,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs = []
         for case in load_suite(args.suite, None, args.size)[:args.apps]:
             judge, external = sizes(case, None, None)
-            jobs += [(Job(case, str(design), int(s), judge, external), str(design))
+            jobs += [Job(case, str(design), int(s), judge, external)
                      for s in args.seeds.split(",") if s]
         with ProcessPoolExecutor(max(1, min(args.workers, 2))) as pool:
             trajs = list(pool.map(trajectory, jobs))

@@ -16,7 +16,7 @@ from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
-from nimo.planner.crossval import cross_validated, error_of
+from nimo.planner.crossval import RUN_ERROR_CAP_PCT, cross_validated, error_of
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
@@ -132,8 +132,8 @@ class Learner:
             raw = raw * field.factor(x)
         predicted = float(clip_to_bounds(raw, self._bounds_if_bounded())[0])
         if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
-            return 100.0
-        return min(abs(predicted - sample.T) / sample.T, 1.0) * 100
+            return RUN_ERROR_CAP_PCT
+        return min(abs(predicted - sample.T) / sample.T * 100, RUN_ERROR_CAP_PCT)
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
