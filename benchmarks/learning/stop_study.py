@@ -37,12 +37,18 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.learning.evaluate import Job, replay_argv, sizes, split_case  # noqa: E402
+from benchmarks.learning.evaluate import (  # noqa: E402
+    Job,
+    design_arg,
+    replay_argv,
+    sizes,
+    split_case,
+)
 from benchmarks.learning.metrics import reach_and_keep, reached_within  # noqa: E402
 from benchmarks.learning.suites import SUITES, load_suite  # noqa: E402
 from nimo.planner.strategies.stop import ErrorThreshold, Patience, Progress  # noqa: E402
 
-NEVER_STOP = "extends: recommended\nname: never-stop\nstop: {error_pct: 0.001, patience: 1000, " \
+NEVER_STOP = "extends: %s\nname: never-stop\nstop: {error_pct: 0.001, patience: 1000, " \
              "max_runs: %d}\n"
 Estimate = Callable[[float | None, Sequence[float]], float | None]
 
@@ -173,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--size", type=int, default=60)
     run.add_argument("--seeds", default="1,2")
     run.add_argument("--max-runs", type=int, default=70)
+    run.add_argument("--extends", default="recommended",
+                     help="the design the never-stopping one extends (a preset or YAML path)")
     run.add_argument("--workers", type=int, default=1)
     run.add_argument("--out", type=Path, required=True)
     score = sub.add_parser("score", help="score the stop rules on recorded trajectories")
@@ -186,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="nimo-stop-design-") as d:
         design = Path(d) / "never-stop.yaml"
-        design.write_text(NEVER_STOP % args.max_runs)
+        design.write_text(NEVER_STOP % (design_arg(args.extends), args.max_runs))
         jobs = []
         for case in load_suite(args.suite, None, args.size)[:args.apps]:
             judge, external = sizes(case, None, None)

@@ -107,18 +107,29 @@ class Learner:
         for p in predictors or self.predictor_names:
             y = self.y(p)
             y_ref = self.ref_values.get(p, float(np.mean(y)) if y.size else 1.0)
-            self.fitted[p] = fit_predictor(
-                TARGET_OF[p],
-                X,
-                y,
-                self.space.names,
-                self.active[p],
-                self.reference,
-                y_ref,
-                self._levels,
-                self.options,
-                self._physical,
-            )
+            fresh = fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
+                                  self.reference, y_ref, self._levels, self.options,
+                                  self._physical)
+            self.fitted[p] = self._kept_or(p, fresh, X, y, y_ref)
+
+    def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray, y: np.ndarray,
+                 y_ref: float) -> FittedPredictor:
+        """``fresh``, or with ``options.sticky`` the previous fit's form refitted on all the
+        samples when ``fresh`` does not cut its LOO error by that fraction: one more run
+        that the current form explains does not swap it for another that fits the runs as
+        well but differs away from them (tuning suite: the external error jumped from 4% to
+        over 100% after single runs)."""
+        previous = self.fitted.get(p)
+        if (not self.options.sticky or previous is None or previous.n_train > y.size
+                or (previous.response == "log" and not np.all(y > 0))
+                or not set(previous.attributes) <= set(self.active[p])):
+            return fresh
+        kept = fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
+                             self.reference, y_ref, self._levels, self.options,
+                             self._physical, structure=(previous.response, previous.terms))
+        if kept.loo_mape is None or fresh.loo_mape is None:
+            return fresh
+        return fresh if fresh.loo_mape < kept.loo_mape * (1 - self.options.sticky) else kept
 
     def prospective_error_pct(self, sample: Sample) -> float | None:
         """How far off (%, at most 100) the current fit predicts a run it has not seen yet;

@@ -45,9 +45,12 @@ def fit_predictor(
     levels: Mapping[str, Sequence[float]],
     options: PredictorOptions | None = None,
     physical: Mapping[str, str] | None = None,
+    structure: tuple[str, Sequence[Term]] | None = None,
 ) -> FittedPredictor:
     """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
     in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes.
+    ``structure`` (response, terms): fit those instead of selecting them (a previous fit's
+    form refitted on new samples, see ``PredictorOptions.sticky``).
     ``physical``: {attribute: physical transform} (:mod:`nimo.predictors.prior`), used when
     ``options.physical`` in auto mode; an attribute marked ``category`` there is categorical
     (its levels are codes of names): auto mode offers one ``level`` indicator per observed
@@ -61,7 +64,11 @@ def fit_predictor(
     categorical = frozenset(a for a, t in (physical or {}).items() if t == CATEGORY)
     preferred = ({a: t for a, t in (physical or {}).items() if t != CATEGORY}
                  if opts.physical and opts.mode == "auto" else {})
-    response, terms, path = _select_terms(data, y, opts, preferred, categorical)
+    if structure is not None:
+        response, terms = structure[0], list(structure[1])
+        path: list[tuple[str, float]] = []
+    else:
+        response, terms, path = _select_terms(data, y, opts, preferred, categorical)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -73,7 +80,8 @@ def fit_predictor(
         y_ref=float(y_ref), y_scale=data.y_scale, response=response, terms=tuple(terms),
         params=params, cov=cov, resid_var=resid_var, dof=dof, n_train=int(y.size),
         info={"mode": opts.mode, "active": list(data.active),
-              "path": [[label, round(e, 6)] for label, e in path]},
+              "path": [[label, round(e, 6)] for label, e in path],
+              **({"kept": True} if structure is not None else {})},
     )
     loo = fit_error_pct(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
     return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)

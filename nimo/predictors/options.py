@@ -49,6 +49,9 @@ class PredictorOptions:
     # with ``bounded``: a Gaussian-process correction of T's log-residuals over the training
     # runs (nimo.model.residual), used only while it lowers the cross-validated error
     residual: bool = False
+    # after a new run, keep the previous fit's form (response and terms, refitted) unless the
+    # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
+    sticky: float = 0.0
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -62,6 +65,8 @@ class PredictorOptions:
                               hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
         if not 0.0 <= self.min_improvement < 1.0:
             raise ConfigError("predictors.min_improvement must lie in [0, 1)")
+        if not 0.0 <= self.sticky < 1.0:
+            raise ConfigError(f"predictors.sticky must lie in [0, 1), not {self.sticky}")
         if self.max_terms < 0:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
@@ -93,13 +98,12 @@ class PredictorOptions:
                 raise ConfigError("predictors.transforms: expected a list of names",
                                   hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
-        try:
-            if "min_improvement" in kw:
-                kw["min_improvement"] = float(kw["min_improvement"])
-            if "max_terms" in kw:
-                kw["max_terms"] = int(kw["max_terms"])
-        except (TypeError, ValueError, OverflowError) as e:
-            raise ConfigError(f"predictors: bad number ({e})") from None
+        for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float)):
+            try:
+                if key in kw:
+                    kw[key] = kind(kw[key])
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual"):
             if key in kw and not isinstance(kw[key], bool):
@@ -109,8 +113,9 @@ class PredictorOptions:
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
-        if not self.residual:  # echoed only when set (designs from before it read the same)
-            del d["residual"]
+        for key in ("residual", "sticky"):  # echoed only when set (older designs read the same)
+            if not d[key]:
+                del d[key]
         family = d.pop("family")
         if family is not None:
             d.update(family.to_dict())
