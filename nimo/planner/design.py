@@ -25,11 +25,13 @@ from nimo.config import (
     to_dict,
     valid_hint,
 )
+from nimo.errors import ConfigError
 from nimo.planner.strategies.error import ERROR_ESTIMATES
 from nimo.planner.strategies.reference import REFERENCES
 from nimo.planner.strategies.sampling import SAMPLINGS
 from nimo.planner.strategies.traversal import TRAVERSALS
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
+from nimo.predictors.options import PredictorOptions
 
 STRATEGIES = ("nimo", "random", "all_samples")  # the keys of nimo.planner.PLANNERS
 TARGET_KINDS = ("auto", "occupancy", "direct")
@@ -200,6 +202,10 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
     source = where.rstrip().removesuffix(":")
     checker = Checker(source)
     spec = checker.section(DesignSpec, dict(raw or {}))
+    try:  # the predictors' own options, checked here so that an error names the file
+        PredictorOptions.from_dict(spec.predictors)
+    except ConfigError as e:
+        raise checker.fail("", e.message, e.hint) from None
     if spec.predictors.get("residual") is True and spec.error != "cv":
         # the correction is kept or dropped inside the cross-validation: with another error
         # estimate it would silently never be used

@@ -7,6 +7,7 @@ import pytest
 
 from nimo.errors import ConfigError
 from nimo.model.features import Term
+from nimo.planner.design import parse_design
 from nimo.planner.learner import Learner
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.records import Sample
@@ -94,3 +95,11 @@ def test_sticky_outside_its_range_is_a_config_error(value: object) -> None:
 def test_sticky_is_echoed_only_when_set() -> None:
     assert "sticky" not in PredictorOptions().to_dict()
     assert PredictorOptions.from_dict({"sticky": 0.1}).to_dict()["sticky"] == 0.1
+
+
+@pytest.mark.parametrize("predictors, key", [({"sticky": 2}, "predictors.sticky"),
+                                             ({"min_improvement": 5}, "predictors.min_improvement"),
+                                             ({"bogus": 1}, "predictors: unknown key")])
+def test_a_bad_predictors_option_names_the_design_file(predictors: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"^d.yaml: {key}"):
+        parse_design({"strategy": "random", "predictors": predictors}, where="d.yaml: ")
