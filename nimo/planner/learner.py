@@ -14,6 +14,7 @@ import numpy as np
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
+from nimo.model.features import Term
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
 from nimo.planner.crossval import RUN_ERROR_CAP_PCT, cross_validated, error_of
@@ -106,14 +107,22 @@ class Learner:
         X = self.X
         for p in predictors or self.predictor_names:
             y = self.y(p)
-            y_ref = self.ref_values.get(p, float(np.mean(y)) if y.size else 1.0)
-            fresh = fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
-                                  self.reference, y_ref, self._levels, self.options,
-                                  self._physical)
-            self.fitted[p] = self._kept_or(p, fresh, X, y, y_ref)
+            fresh = self._fit(p, X, y, self.options)
+            self.fitted[p] = self._kept_or(p, fresh, X, y)
 
-    def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray, y: np.ndarray,
-                 y_ref: float) -> FittedPredictor:
+    def _fit(self, p: str, X: np.ndarray, y: np.ndarray, options: PredictorOptions,
+             structure: tuple[str, Sequence[Term]] | None = None) -> FittedPredictor:
+        """Predictor ``p`` fitted on rows X (all attributes) and targets y, about the
+        campaign's reference (or all the samples' mean); ``structure`` (response, terms)
+        refits a given form."""
+        every = self.y(p)
+        y_ref = self.ref_values.get(p, float(np.mean(every)) if every.size else 1.0)
+        return fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
+                             self.reference, y_ref, self._levels, options, self._physical,
+                             structure=structure)
+
+    def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray,
+                 y: np.ndarray) -> FittedPredictor:
         """``fresh``, or with ``options.sticky`` the previous fit's form refitted on all the
         samples when ``fresh`` does not cut its LOO error by that fraction: one more run
         that the current form explains does not swap it for another that fits the runs as
@@ -124,9 +133,10 @@ class Learner:
                 or (previous.response == "log" and not np.all(y > 0))
                 or not set(previous.attributes) <= set(self.active[p])):
             return fresh
-        kept = fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
-                             self.reference, y_ref, self._levels, self.options,
-                             self._physical, structure=(previous.response, previous.terms))
+        form = (previous.response, previous.terms)
+        if form == (fresh.response, fresh.terms):
+            return fresh
+        kept = self._fit(p, X, y, self.options, structure=form)
         if kept.loo_mape is None or fresh.loo_mape is None:
             return fresh
         return fresh if fresh.loo_mape < kept.loo_mape * (1 - self.options.sticky) else kept
@@ -180,13 +190,10 @@ class Learner:
         cached = self._cv_cache
         if cached is not None and self._still_fresh(cached[0]):
             return cached[1]
-        X, names = self.X, self.space.names
+        X = self.X
 
         def fit(p: str, mask: np.ndarray) -> FittedPredictor:
-            y = self.y(p)
-            return fit_predictor(TARGET_OF[p], X[mask], y[mask], names, self.active[p],
-                                 self.reference, self.ref_values.get(p, float(np.mean(y))),
-                                 self._levels, self._fast_options(), self._physical)
+            return self._fit(p, X[mask], self.y(p)[mask], self._fast_options())
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
             return clip_to_bounds(self.combine(parts), self.bounds())
@@ -312,16 +319,13 @@ class Learner:
         if cached is not None and cached[1] == key and (
                 cached[0] == n or (n > 100 and n - cached[0] < 5)):
             return cached[2]
-        Xt, names = self.X, self.space.names
+        Xt = self.X
         out = []
         for variant in self.COMMITTEE:
             opts = PredictorOptions.from_dict(variant)
             fits = {}
             for p in self.predictor_names:
-                y = self.y(p)
-                fits[p] = fit_predictor(TARGET_OF[p], Xt, y, names, self.active[p],
-                                        self.reference, self.ref_values.get(p, float(np.mean(y))),
-                                        self._levels, opts, self._physical)
+                fits[p] = self._fit(p, Xt, self.y(p), opts)
             loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
                    for p in self.predictor_names}
             out.append((fits, internal_error_pct(self.T(), self.combine(loo)) if n > 1 else None))
