@@ -98,6 +98,8 @@ def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preferen
     rec["predictors"] = {k: v for k, v in rec["predictors"].items()
                          if k not in ("physical", "physical_ties", "residual", "sticky")}
     rec["stop"] = {k: v for k, v in rec["stop"].items() if k != "confirm_runs"}
+    assert rec["sampling"] == "support+edges" and cost1["sampling"] == "support"
+    rec["sampling"] = "support"  # and later the edge runs (support+edges)
     assert {k: v for k, v in cost1.items() if k not in same} == {
         k: v for k, v in rec.items() if k not in same}
 
@@ -113,3 +115,35 @@ def test_without_a_cost_preference_every_pick_after_the_reference_is_the_best_su
         pool = [c for c in space.candidates if c not in set(picks[:i])]
         assert a == pool[int(np.argmin(crit.of(pool)))], i
         crit.update(picks[: i + 1])
+
+
+def _rare_edge_space() -> ResourceSpace:
+    """SPACE plus a cpu level far above the others, held by only 3 of 78 candidates."""
+    cpu = Attribute("cpu", (*SPACE.attributes[0].levels, 4000.0))
+    rare = [(4000.0, 256.0, lat) for lat in (0.0, 10.0, 20.0)]
+    return ResourceSpace((cpu, *SPACE.attributes[1:]), (*SPACE.candidates, *rare))
+
+
+def test_support_with_edges_measures_every_attributes_extreme_levels_after_the_start():
+    space = _rare_edge_space()
+    design = {**RECOMMENDED_LIKE, "stop": {"error_pct": 0, "max_runs": 14}}
+    plain = [a for _, a in campaign(design, seed=3, space=space)[1].asked]
+    edges = [a for _, a in campaign({**design, "sampling": "support+edges"}, seed=3,
+                                    space=space)[1].asked]
+    assert all(a[0] != 4000.0 for a in plain)  # support points stay inside the cloud
+    start = 2 * len(space.names) + 2
+    assert plain[:start] == edges[:start]  # the start is the same support points
+    for i, attribute in enumerate(space.attributes):
+        assert {min(attribute.levels), max(attribute.levels)} <= {a[i] for a in edges}
+    assert len(edges) == len(set(edges)) == 14
+
+
+def test_support_with_edges_is_plain_support_once_every_extreme_is_measured():
+    design = {**RECOMMENDED_LIKE, "cost_exponent": 0, "stop": {"error_pct": 0, "max_runs": 16}}
+    plain = [a for _, a in campaign(design, seed=3)[1].asked]
+    edges = [a for _, a in campaign({**design, "sampling": "support+edges"}, seed=3)[1].asked]
+    start = plain[:2 * len(SPACE.names) + 2]
+    # on this full grid the start already holds every extreme level: nothing to add
+    assert all({min(t.levels), max(t.levels)} <= {a[i] for a in start}
+               for i, t in enumerate(SPACE.attributes))
+    assert edges == plain
