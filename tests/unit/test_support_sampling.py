@@ -147,3 +147,12 @@ def test_support_with_edges_is_plain_support_once_every_extreme_is_measured():
     assert all({min(t.levels), max(t.levels)} <= {a[i] for a in start}
                for i, t in enumerate(SPACE.attributes))
     assert edges == plain
+
+
+def test_support_with_edges_tries_an_extreme_level_once_when_its_run_fails():
+    space = _rare_edge_space()
+    design = {**RECOMMENDED_LIKE, "sampling": "support+edges",
+              "stop": {"error_pct": 0, "max_runs": 14}}
+    rare = {a for a in space.candidates if a[0] == 4000.0}
+    asked = [a for _, a in campaign(design, seed=3, space=space, fail=rare)[1].asked]
+    assert sum(a in rare for a in asked) == 1  # one failed run at cpu 4000, then no more

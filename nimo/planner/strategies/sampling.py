@@ -305,9 +305,9 @@ class SupportPointsAndEdges(SupportPoints):
 
 
 def _unmeasured_extremes(view: PlanView) -> dict[int, set[float]]:
-    """Per attribute index, its smallest and largest level that no measured (or picked)
-    assignment holds."""
-    seen = view.measured | view.in_flight
+    """Per attribute index, its smallest and largest level that no measured, failed or
+    picked assignment holds (a level whose run failed is not tried again and again)."""
+    seen = (view.taken() - view.held_out) | view.measured | view.in_flight
     out: dict[int, set[float]] = {}
     for i, attribute in enumerate(view.space.attributes):
         levels = {min(attribute.levels), max(attribute.levels)} - {a[i] for a in seen}
