@@ -6,6 +6,7 @@ item 13). Nothing on the real system is changed: tools are hidden by a PATH over
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ def test_a_healthy_lab_has_no_blocker(lab, tmp_path, capsys) -> None:
 
 
 def _path_without(tmp_path: Path, lab, hidden: set[str]) -> str:
-    """A directory of links to every tool on the lab hosts' PATH except ``hidden``."""
+    """A directory of wrappers of every tool on the lab hosts' PATH except ``hidden``."""
     with lab.connect("compute1") as conn:
         remote_path = conn.run(["sh", "-c", "echo $PATH"]).stdout.strip()
     shim = tmp_path / "bin"
@@ -60,7 +61,10 @@ def _path_without(tmp_path: Path, lab, hidden: set[str]) -> str:
         for tool in os.listdir(d):
             src = Path(d, tool)
             if tool not in hidden and not (shim / tool).exists() and os.access(src, os.X_OK):
-                (shim / tool).symlink_to(src)
+                # a wrapper, not a link: a venv's python3 finds its packages (NetfilterQueue,
+                # which the delay check imports) only when run by its own path
+                (shim / tool).write_text(f'#!/bin/sh\nexec {shlex.quote(str(src))} "$@"\n')
+                (shim / tool).chmod(0o755)
     return str(shim)
 
 

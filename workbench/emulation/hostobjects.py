@@ -182,11 +182,12 @@ def parent_problems(uid: int, stats: Sequence[str]) -> str | None:
 def check_parent(conn: Connection, path: str) -> None:
     """Refuse (one line naming host and path) a parent directory someone else could change:
     every component must be a real directory (symlinks are not followed) owned by root or
-    the SSH user and not writable by others unless sticky. Made (0700) when missing."""
+    the SSH user and not writable by others unless sticky. Made (0700, with any missing
+    parents) when missing."""
     check_path_chars(conn, path, "directory")
     parts = [p for p in path.split("/") if p]
     chain = ["/"] + ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    script = ('id -u; [ -e "$1" ] || [ -L "$1" ] || mkdir -m 700 -- "$1" 2>/dev/null; '
+    script = ('id -u; [ -e "$1" ] || [ -L "$1" ] || mkdir -p -m 700 -- "$1" 2>/dev/null; '
               'shift; stat -c "%n|%u|%a|%F" -- "$@"')
     res = conn.run(["sh", "-c", script, "nimo-check", path, *chain], check=False, timeout=30)
     lines = res.stdout.splitlines()
