@@ -72,8 +72,13 @@ def _hook_prospective() -> None:
     BasePlanner._record = record  # type: ignore[method-assign]
 
 
-def trajectory(job: Job) -> dict[str, Any]:
-    """One never-stopping replay of ``job``: per run, the figures the rules read."""
+KEYS = ("run", "purpose", "status", "acquisition_s", "internal_error_pct",
+        "external_mape_pct", "prospective_n", "prospective", "samples")
+
+
+def trajectory(job: Job, extra_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """One never-stopping replay of ``job``: per run, the figures the rules read (and the
+    ``extra_keys`` a study hook added to the iteration records)."""
     from workbench.cli import main
 
     _hook_prospective()
@@ -85,8 +90,7 @@ def trajectory(job: Job) -> dict[str, Any]:
         if code != 0:
             return {"case": job.case.name, "seed": job.seed, "exit": code}
         doc = json.loads(out.read_text())
-    keys = ("run", "purpose", "status", "acquisition_s", "internal_error_pct",
-            "external_mape_pct", "prospective_n", "prospective", "samples")
+    keys = KEYS + tuple(extra_keys)
     return {"case": job.case.name, "seed": job.seed, "exit": 0,
             "all_samples_s": doc["final"]["all_samples_s"],
             "iterations": [{k: it.get(k) for k in keys} for it in doc["iterations"]
@@ -168,10 +172,22 @@ def summary_line(trajs: Sequence[dict[str, Any]], estimate: str, confirm: int) -
             f" < 0.5: {100 * np.mean(np.array(ratios) < 0.5):4.1f}%)")
 
 
+def _score_estimates(trajs: Sequence[dict[str, Any]]) -> None:
+    for confirm in (5, 10):
+        for estimate in ESTIMATES:
+            print(summary_line(trajs, estimate, confirm))
+
+
 # ------------------------------------------------------------------------------ main
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None,
+         record: Callable[[Job], dict[str, Any]] | None = None,
+         score_all: Callable[[Sequence[dict[str, Any]]], None] | None = None,
+         description: str | None = None) -> int:
+    """``run`` records trajectories with ``record`` (default :func:`trajectory`); ``score``
+    prints ``score_all`` of them (default: every estimate of ESTIMATES, 5 and 10 confirming
+    runs)."""
+    ap = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="record never-stopping trajectories")
     run.add_argument("suite", choices=SUITES)
@@ -187,10 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     score.add_argument("trajectories", type=Path)
     args = ap.parse_args(argv)
     if args.command == "score":
-        trajs = json.loads(args.trajectories.read_text())
-        for confirm in (5, 10):
-            for estimate in ESTIMATES:
-                print(summary_line(trajs, estimate, confirm))
+        (score_all or _score_estimates)(json.loads(args.trajectories.read_text()))
         return 0
     with tempfile.TemporaryDirectory(prefix="nimo-stop-design-") as d:
         design = Path(d) / "never-stop.yaml"
@@ -201,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs += [Job(case, str(design), int(s), judge, external)
                      for s in args.seeds.split(",") if s]
         with ProcessPoolExecutor(max(1, min(args.workers, 2))) as pool:
-            trajs = list(pool.map(trajectory, jobs))
+            trajs = list(pool.map(record or trajectory, jobs))
     args.out.write_text(json.dumps(trajs) + "\n")
     print(f"wrote {len(trajs)} trajectories to {args.out}", file=sys.stderr)
     return 0

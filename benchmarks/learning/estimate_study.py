@@ -1,0 +1,196 @@
+"""Internal-error estimates scored offline on never-stopping campaigns (issue 9, item 3).
+
+Like :mod:`benchmarks.learning.stop_study`, but after every run the study hook also records,
+for three fold seeds, the 5-fold error of T and each fold model's error over all the runs,
+and the delivered model's error over its own runs. ``score`` then replays the stop rule of
+``recommended`` reading each estimate as the internal error:
+
+- ``cv``: the shipped 5-fold error (the first fold seed is the planner's own);
+- ``mean-3`` / ``median-3``: over three fold seeds (repeated cross-validation);
+- ``burman-1`` / ``burman-3``: Burman's corrected k-fold error (Biometrika 1989): the k-fold
+  error plus the delivered model's apparent error minus the fold models' mean error over all
+  the runs, which removes the pessimism of training on (k-1)/k of the runs::
+
+    PYTHONPATH=. python -m benchmarks.learning.estimate_study run tuning --apps 60 \\
+        --seeds 3,4 --out /tmp/est.json
+    PYTHONPATH=. python -m benchmarks.learning.estimate_study score /tmp/est.json
+
+The planner is unchanged: the hook fits on copies and restores the learner's caches.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.learning import stop_study
+from benchmarks.learning.evaluate import Job
+from benchmarks.learning.metrics import reach_and_keep, reached_within
+
+FOLD_SEEDS = 3
+Estimate = Callable[[dict[str, Any]], float | None]
+
+
+def _ape(T: np.ndarray, predicted: np.ndarray) -> float | None:
+    from nimo.planner.crossval import error_of
+
+    return error_of(T, predicted)
+
+
+def _folds_of_seed(learner: Any, seed: int, folds: int = 5) -> dict[str, float | None]:
+    """5-fold error of T for one fold seed, and the fold models' mean error over all runs
+    (the residual correction applied as the planner applies it)."""
+    from nimo.model.support import clip_to_bounds
+    from nimo.planner.crossval import fold_ids
+    from nimo.predictors.residual import fit_field
+
+    X, T = learner.X, learner.T()
+    ids = fold_ids(T.size, min(folds, T.size), seed)
+    hyper = learner._residual_hyper() if learner.use_residual else None
+    bounds = learner.bounds()
+    out_of_fold = np.full(T.size, np.nan)
+    over_all: list[float | None] = []
+    for f in range(int(ids.max()) + 1):
+        test = ids == f
+        fits = {p: learner._fit(p, X[~test], learner.y(p)[~test], learner._fast_options())
+                for p in learner.predictor_names}
+        raw = learner.combine({p: fit.predict(X) for p, fit in fits.items()})
+        predicted = clip_to_bounds(raw, bounds)
+        if hyper is not None:
+            field = fit_field(learner._level_lists(), X[~test], T[~test], raw[~test], hyper)
+            if field is not None:
+                predicted = clip_to_bounds(predicted * field.factor(X), bounds)
+        out_of_fold[test] = predicted[test]
+        over_all.append(_ape(T, predicted))
+    known = [v for v in over_all if v is not None]
+    return {"cv": _ape(T, out_of_fold), "all": float(np.mean(known)) if known else None}
+
+
+def _apparent(learner: Any) -> float | None:
+    """The delivered model's error over its own training runs."""
+    from nimo.model.support import clip_to_bounds
+
+    X, bounds = learner.X, learner.bounds()
+    predicted = clip_to_bounds(learner._parametric_T(), bounds)
+    field = learner.residual_field()
+    if field is not None:
+        predicted = clip_to_bounds(predicted * field.factor(X), bounds)
+    return _ape(learner.T(), predicted)
+
+
+def estimates(learner: Any) -> dict[str, Any]:
+    """The figures the estimates are built from; {} before every predictor is fitted."""
+    if learner.n < 6 or set(learner.fitted) != set(learner.predictor_names):
+        return {}
+    saved = (learner.use_residual, learner._cv_cache)
+    seeds = [_folds_of_seed(learner, learner.n + 7919 * k) for k in range(FOLD_SEEDS)]
+    learner.use_residual, learner._cv_cache = saved
+    return {"seeds": seeds, "apparent": _apparent(learner)}
+
+
+def _hook_estimates() -> None:
+    """Add ``est`` (:func:`estimates`) to every iteration record (study only; once)."""
+    from nimo.planner.common import BasePlanner
+
+    original = BasePlanner._record
+    if getattr(original, "estimate_hook", False):
+        return
+
+    def record(self: Any, req: Any, outcome: Any, **extra: object) -> Any:
+        extra.update(est=estimates(self.learner))
+        return original(self, req, outcome, **extra)
+
+    record.estimate_hook = True  # type: ignore[attr-defined]
+    BasePlanner._record = record  # type: ignore[method-assign]
+
+
+def record_trajectory(job: Job) -> dict[str, Any]:
+    _hook_estimates()
+    return stop_study.trajectory(job, extra_keys=("est",))
+
+
+# ------------------------------------------------------------------------------ scoring
+
+def _parts(it: dict[str, Any]) -> tuple[list[float], list[float], float] | None:
+    est = it.get("est") or {}
+    seeds, apparent = est.get("seeds") or [], est.get("apparent")
+    cvs, alls = [s["cv"] for s in seeds], [s["all"] for s in seeds]
+    if not seeds or apparent is None or None in cvs or None in alls:
+        return None
+    return cvs, alls, apparent
+
+
+def _burman(k: int) -> Estimate:
+    def estimate(it: dict[str, Any]) -> float | None:
+        parts = _parts(it)
+        if parts is None:
+            return it["internal_error_pct"]
+        cvs, alls, apparent = parts
+        return max(float(np.mean([c + apparent - a for c, a in
+                                  zip(cvs[:k], alls[:k], strict=True)])), 0.0)
+    return estimate
+
+
+def _over_seeds(how: Callable[[list[float]], float]) -> Estimate:
+    def estimate(it: dict[str, Any]) -> float | None:
+        parts = _parts(it)
+        return it["internal_error_pct"] if parts is None else how(parts[0])
+    return estimate
+
+
+ESTIMATES: dict[str, Estimate] = {
+    "cv": lambda it: it["internal_error_pct"],
+    "mean-3": _over_seeds(lambda v: float(np.mean(v))),
+    "median-3": _over_seeds(lambda v: float(np.median(v))),
+    "burman-1": _burman(1),
+    "burman-3": _burman(3),
+}
+
+
+def _score(traj: dict[str, Any], estimate: Estimate) -> dict[str, Any]:
+    its = traj["iterations"]
+    prospective = stop_study._prospective_so_far(its)
+    values = [estimate(it) for it in its]
+    stop = stop_study.stop_index(its, values, prospective, confirm=10)
+    final, internal = its[stop]["external_mape_pct"], values[stop]
+    hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
+                          for it in its[:stop + 1]], final=final)
+    return {"stop": its[stop]["run"], "final": final,
+            "ratio": final / internal if internal else None,
+            "reached": reached_within(hit, traj["all_samples_s"])}
+
+
+def _along(trajs: Sequence[dict[str, Any]], estimate: Estimate, run: int) -> str:
+    """ext/int median and sd of its log over every campaign at ``run`` runs."""
+    logs = []
+    for t in trajs:
+        if len(t["iterations"]) >= run:
+            it = t["iterations"][run - 1]
+            value = estimate(it)
+            if value:
+                logs.append(np.log(it["external_mape_pct"] / value))
+    return f"{np.exp(np.median(logs)):.2f} (sd log {np.std(logs):.2f})" if logs else "-"
+
+
+def score_all(trajs: Sequence[dict[str, Any]]) -> None:
+    done = [t for t in trajs if t["exit"] == 0]
+    for name, estimate in ESTIMATES.items():
+        scored = [_score(t, estimate) for t in done]
+        r = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
+        reached = 100 * np.mean([s["reached"] for s in scored])
+        print(f"{name:9s} at stop: reach & keep {reached:5.1f}%,"
+              f" stop {statistics.median(s['stop'] for s in scored):4.1f}, final "
+              f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
+              f"{np.median(r):.2f} (sd log {np.std(np.log(r)):.2f}; > 2: "
+              f"{100 * np.mean(r > 2):4.1f}%, < 0.5: {100 * np.mean(r < 0.5):4.1f}%)")
+        print(f"{'':9s} along: at 20 runs {_along(done, estimate, 20)}, at 30 runs "
+              f"{_along(done, estimate, 30)}")
+
+
+if __name__ == "__main__":
+    sys.exit(stop_study.main(record=record_trajectory, score_all=score_all,
+                             description=__doc__.splitlines()[0]))
