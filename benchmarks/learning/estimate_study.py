@@ -29,7 +29,6 @@ import numpy as np
 
 from benchmarks.learning import stop_study
 from benchmarks.learning.evaluate import Job
-from benchmarks.learning.metrics import reach_and_keep, reached_within
 
 FOLD_SEEDS = 3
 Estimate = Callable[[dict[str, Any]], float | None]
@@ -151,19 +150,6 @@ ESTIMATES: dict[str, Estimate] = {
 }
 
 
-def _score(traj: dict[str, Any], estimate: Estimate) -> dict[str, Any]:
-    its = traj["iterations"]
-    prospective = stop_study._prospective_so_far(its)
-    values = [estimate(it) for it in its]
-    stop = stop_study.stop_index(its, values, prospective, confirm=10)
-    final, internal = its[stop]["external_mape_pct"], values[stop]
-    hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
-                          for it in its[:stop + 1]], final=final)
-    return {"stop": its[stop]["run"], "final": final,
-            "ratio": final / internal if internal else None,
-            "reached": reached_within(hit, traj["all_samples_s"])}
-
-
 def _along(trajs: Sequence[dict[str, Any]], estimate: Estimate, run: int) -> str:
     """ext/int median and sd of its log over every campaign at ``run`` runs."""
     logs = []
@@ -179,11 +165,12 @@ def _along(trajs: Sequence[dict[str, Any]], estimate: Estimate, run: int) -> str
 def score_all(trajs: Sequence[dict[str, Any]]) -> None:
     done = [t for t in trajs if t["exit"] == 0]
     for name, estimate in ESTIMATES.items():
-        scored = [_score(t, estimate) for t in done]
+        scored = [stop_study.score_values(t, [estimate(it) for it in t["iterations"]], 10)
+                  for t in done]
         r = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
         reached = 100 * np.mean([s["reached"] for s in scored])
         print(f"{name:9s} at stop: reach & keep {reached:5.1f}%,"
-              f" stop {statistics.median(s['stop'] for s in scored):4.1f}, final "
+              f" stop {statistics.median(s['stop_run'] for s in scored):4.1f}, final "
               f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
               f"{np.median(r):.2f} (sd log {np.std(np.log(r)):.2f}; > 2: "
               f"{100 * np.mean(r > 2):4.1f}%, < 0.5: {100 * np.mean(r < 0.5):4.1f}%)")
