@@ -15,7 +15,9 @@ and the delivered model's error over its own runs. ``score`` then replays the st
         --seeds 3,4 --out /tmp/est.json
     PYTHONPATH=. python -m benchmarks.learning.estimate_study score /tmp/est.json
 
-The planner is unchanged: the hook fits on copies and restores the learner's caches.
+The planner is unchanged: the hook fits new fold models and reads the learner; the only
+caches it fills (the residual kernel and field) are ones the planner fills with the same
+values at the same sample count.
 """
 
 from __future__ import annotations
@@ -85,9 +87,7 @@ def estimates(learner: Any) -> dict[str, Any]:
     """The figures the estimates are built from; {} before every predictor is fitted."""
     if learner.n < 6 or set(learner.fitted) != set(learner.predictor_names):
         return {}
-    saved = (learner.use_residual, learner._cv_cache)
     seeds = [_folds_of_seed(learner, learner.n + 7919 * k) for k in range(FOLD_SEEDS)]
-    learner.use_residual, learner._cv_cache = saved
     return {"seeds": seeds, "apparent": _apparent(learner)}
 
 

@@ -152,16 +152,19 @@ def score_campaign(traj: dict[str, Any], estimate: str, confirm: int) -> dict[st
     prospective = _prospective_so_far(its)
     values = [ESTIMATES[estimate](it["internal_error_pct"], p)
               for it, p in zip(its, prospective, strict=True)]
-    return score_values(traj, values, confirm)
+    return score_values(traj, values, confirm, prospective)
 
 
-def score_values(traj: dict[str, Any], values: Sequence[float | None],
-                 confirm: int) -> dict[str, Any]:
+def score_values(traj: dict[str, Any], values: Sequence[float | None], confirm: int,
+                 prospective: Sequence[Sequence[float]] | None = None) -> dict[str, Any]:
     """Where the stop rule, reading ``values`` (one per iteration) as the internal error,
     stops ``traj``; the external MAPE and ext/int there, and whether it reached and kept
-    10% within 2% of the all-samples time."""
+    10% within 2% of the all-samples time. ``prospective``: the traj's
+    ``_prospective_so_far`` when the caller has it already."""
     its = traj["iterations"]
-    stop = stop_index(its, values, _prospective_so_far(its), confirm)
+    if prospective is None:
+        prospective = _prospective_so_far(its)
+    stop = stop_index(its, values, prospective, confirm)
     final, internal = its[stop]["external_mape_pct"], values[stop]
     hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
                           for it in its[:stop + 1]], final=final)
