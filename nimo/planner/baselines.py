@@ -5,6 +5,7 @@ from __future__ import annotations
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
+from nimo.planner.strategies.error import CV_ERRORS
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
@@ -55,8 +56,9 @@ class RandomPlanner(BasePlanner):
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)
             self.learner.refit()
-            cv = self.design.error == "cv"
-            self._score(*(self.learner.cv_errors() if cv else self.learner.loo_errors()))
+            error = self.design.error
+            self._score(*(self.learner.cv_errors(corrected=error == "cv_corrected")
+                          if error in CV_ERRORS else self.learner.loo_errors()))
             if self.internal_error is not None:
                 self.error_history.append(self.internal_error)
         record = self._record(req, outcome)

@@ -10,6 +10,7 @@ over the candidate space, not over a few lines through a reference.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,8 +27,20 @@ RUN_ERROR_CAP_PCT = 100.0
 Fitter = Callable[[str, np.ndarray], FittedPredictor]
 Combine = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 Scores = tuple[float | None, dict[str, float | None]]
-# correct(train mask, in-fold predicted T at the train rows, test mask) -> factor at test rows
+# correct(train mask, in-fold predicted T at the train rows, rows mask) -> factor at those rows
 Correct = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+class Folds(NamedTuple):
+    """A cross-validation's outcome. ``fold_T`` and ``fold_factor`` (one row per fold)
+    hold each fold model's predicted T and correction factor at every run, its own
+    training runs included: Burman's correction reads them (:func:`burman_corrected`)."""
+
+    scores: Scores
+    predicted: np.ndarray  # out-of-fold predicted T
+    factor: np.ndarray  # the out-of-fold correction factor (ones without ``correct``)
+    fold_T: np.ndarray
+    fold_factor: np.ndarray
 
 
 def fold_ids(n: int, k: int, seed: int) -> np.ndarray:
@@ -47,29 +60,49 @@ def cross_validated(
     folds: int = 5,
     seed: int = 0,
     correct: Correct | None = None,
-) -> tuple[Scores, np.ndarray, np.ndarray]:
-    """(error of T and per predictor in %, out-of-fold predicted T, the factor ``correct``,
-    fitted on each fold's training rows and their in-fold predictions, puts on each
-    out-of-fold T: ones without ``correct``). Fewer than 4 samples: (None, ...), NaN."""
+) -> Folds:
+    """The error of T and per predictor in %, the out-of-fold predicted T, and the factor
+    ``correct``, fitted on each fold's training rows and their in-fold predictions, puts on
+    each out-of-fold T (ones without ``correct``); see :class:`Folds`. Fewer than 4
+    samples: (None, ...), NaN."""
     n = int(T.size)
     names = list(targets)
     if n < 4:
-        return (None, dict.fromkeys(names)), np.full(n, np.nan), np.ones(n)
+        empty = np.empty((0, n))
+        return Folds((None, dict.fromkeys(names)), np.full(n, np.nan), np.ones(n), empty, empty)
     ids = fold_ids(n, min(folds, n), seed)
+    k = int(ids.max()) + 1
     out = {p: np.full(n, np.nan) for p in names}
-    factor = np.ones(n)
-    for f in range(int(ids.max()) + 1):
+    fold_T, fold_factor = np.full((k, n), np.nan), np.ones((k, n))
+    every = np.ones(n, bool)
+    for f in range(k):
         test = ids == f
         fits = {p: fit(p, ~test) for p in names}
+        at_all = {p: fits[p].predict(X) for p in names}
         for p in names:
-            out[p][test] = fits[p].predict(X[test])
+            out[p][test] = at_all[p][test]
+        fold_T[f] = combine(at_all)
         if correct is not None:
-            in_fold = combine({p: fits[p].predict(X[~test]) for p in names})
-            factor[test] = correct(~test, in_fold, test)
+            fold_factor[f] = correct(~test, fold_T[f][~test], every)
+    factor = fold_factor[ids, np.arange(n)]
     predicted = combine(out)
     per: dict[str, float | None] = {
         p: internal_error_pct(targets[p], out[p]) for p in names}
-    return (error_of(T, predicted), per), predicted, factor
+    return Folds((error_of(T, predicted), per), predicted, factor, fold_T, fold_factor)
+
+
+def burman_corrected(cv_error: float, T: np.ndarray, fold_T: np.ndarray,
+                     apparent_T: np.ndarray) -> float:
+    """Burman's corrected k-fold error (Biometrika 1989): the k-fold error plus the
+    delivered model's error over its own runs (``apparent_T``: its predictions there) minus
+    the fold models' mean error over all the runs. A fold model trains on (k-1)/k of the
+    runs and is worse than the delivered model; the correction removes that pessimism.
+    Never below the delivered model's error over its own runs."""
+    apparent = error_of(T, apparent_T)
+    over_all = [e for e in (error_of(T, row) for row in fold_T) if e is not None]
+    if apparent is None or not over_all:
+        return cv_error
+    return max(cv_error + apparent - float(np.mean(over_all)), apparent)
 
 
 def error_of(T: np.ndarray, predicted: np.ndarray) -> float | None:

@@ -26,7 +26,7 @@ from nimo.config import (
     valid_hint,
 )
 from nimo.errors import ConfigError
-from nimo.planner.strategies.error import ERROR_ESTIMATES
+from nimo.planner.strategies.error import CV_ERRORS, ERROR_ESTIMATES
 from nimo.planner.strategies.reference import REFERENCES
 from nimo.planner.strategies.sampling import SAMPLINGS
 from nimo.planner.strategies.traversal import TRAVERSALS
@@ -206,9 +206,10 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
         PredictorOptions.from_dict(spec.predictors)
     except ConfigError as e:
         raise checker.fail("", e.message, e.hint) from None
-    if spec.predictors.get("residual") is True and spec.error != "cv":
+    if spec.predictors.get("residual") is True and spec.error not in CV_ERRORS:
         # the correction is kept or dropped inside the cross-validation: with another error
         # estimate it would silently never be used
-        raise checker.fail("predictors.residual", f"needs error: cv (the design has error: "
-                           f"{spec.error})", hint="set error: cv, or drop predictors.residual")
+        raise checker.fail("predictors.residual", f"needs error: cv or cv_corrected (the "
+                           f"design has error: {spec.error})",
+                           hint="set error: cv_corrected, or drop predictors.residual")
     return spec

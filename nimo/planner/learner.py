@@ -17,7 +17,12 @@ from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, cali
 from nimo.model.features import Term
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
-from nimo.planner.crossval import RUN_ERROR_CAP_PCT, cross_validated, error_of
+from nimo.planner.crossval import (
+    RUN_ERROR_CAP_PCT,
+    burman_corrected,
+    cross_validated,
+    error_of,
+)
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
@@ -71,7 +76,8 @@ class Learner:
         self._physical = physical_transforms(space.attributes)
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
         self._loo_raw: dict[str, np.ndarray] | None = None
-        self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]]] | None = None
+        self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]],
+                              float | None] | None = None
         self._hyper: tuple[int, Hyper | None] | None = None
         self._field: tuple[int, ResidualField | None] | None = None
         self.use_residual = False  # the last cross-validation found the correction better
@@ -182,41 +188,56 @@ class Learner:
             p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
         return internal_error_pct(self.T(), self.combine(loo)), per
 
-    def cv_errors(self, folds: int = 5) -> tuple[float | None, dict[str, float | None]]:
+    def cv_errors(self, folds: int = 5,
+                  corrected: bool = False) -> tuple[float | None, dict[str, float | None]]:
         """K-fold cross-validated error (terms re-selected in every fold, predictions held
-        inside the model's bounds), see :mod:`nimo.planner.crossval`. Recomputed whenever
-        the data changed up to 40 samples, then once the sample count grew by a tenth (a
-        slightly stale estimate at a fraction of the cost)."""
+        inside the model's bounds), see :mod:`nimo.planner.crossval`; ``corrected``: the
+        error of T Burman-corrected for the folds training on (k-1)/k of the runs.
+        Recomputed whenever the data changed up to 40 samples, then once the sample count
+        grew by a tenth (a slightly stale estimate at a fraction of the cost)."""
         cached = self._cv_cache
-        if cached is not None and self._still_fresh(cached[0]):
-            return cached[1]
-        X = self.X
+        if cached is None or not self._still_fresh(cached[0]):
+            cached = self._cv_cache = (self.n, *self._cross_validate(folds))
+        plain, burman = cached[1], cached[2]
+        return (burman, plain[1]) if corrected and burman is not None else plain
+
+    def _cross_validate(self, folds: int) -> tuple[
+            tuple[float | None, dict[str, float | None]], float | None]:
+        """(the k-fold scores, the Burman-corrected error of T); decides ``use_residual``."""
+        X, T, bounds = self.X, self.T(), self.bounds()
 
         def fit(p: str, mask: np.ndarray) -> FittedPredictor:
             return self._fit(p, X[mask], self.y(p)[mask], self._fast_options())
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
-            return clip_to_bounds(self.combine(parts), self.bounds())
+            return clip_to_bounds(self.combine(parts), bounds)
 
         hyper = self._residual_hyper()
-        T = self.T()
 
-        def correct(train: np.ndarray, in_fold: np.ndarray, test: np.ndarray) -> np.ndarray:
+        def correct(train: np.ndarray, in_fold: np.ndarray, rows: np.ndarray) -> np.ndarray:
             field = fit_field(self._level_lists(), X[train], T[train], in_fold, hyper)
             if field is None:
-                return np.ones(int(test.sum()))
-            return field.factor(X[test])
+                return np.ones(int(rows.sum()))
+            return field.factor(X[rows])
 
-        scores, predicted, factor = cross_validated(
+        cv = cross_validated(
             X, {p: self.y(p) for p in self.predictor_names}, T, fit, combine, folds,
             seed=self.n, correct=correct if hyper is not None else None)
-        corrected = error_of(T, clip_to_bounds(predicted * factor, self.bounds()))
+        scores, fold_T = cv.scores, cv.fold_T
+        corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
         self.use_residual = hyper is not None and corrected is not None and (
             scores[0] is None or corrected < RESIDUAL_GAIN * scores[0])
         if self.use_residual:
-            scores = (corrected, scores[1])
-        self._cv_cache = (self.n, scores)
-        return scores
+            scores, fold_T = (corrected, scores[1]), clip_to_bounds(fold_T * cv.fold_factor,
+                                                                    bounds)
+        if scores[0] is None or set(self.fitted) != set(self.predictor_names):
+            return scores, None
+        apparent = self._parametric_T()
+        field = self.residual_field()
+        if field is not None:
+            apparent = apparent * field.factor(X)
+        return scores, burman_corrected(scores[0], T, fold_T,
+                                        clip_to_bounds(apparent, bounds))
 
     def _still_fresh(self, computed_at: int) -> bool:
         """Whether a figure computed at ``computed_at`` samples may serve now: always after

@@ -8,8 +8,9 @@ import json
 
 import numpy as np
 import pytest
-from test_planner import PAPER, SPACE, campaign, truth
+from test_planner import PAPER, SPACE, TableRunner, campaign, truth
 
+from nimo.campaign import Campaign
 from nimo.errors import ConfigError
 from nimo.model import CostModel
 from nimo.planner import make_planner, parse_design
@@ -17,6 +18,7 @@ from nimo.planner.crossval import cross_validated, fold_ids
 from nimo.planner.strategies.reference import CenterReference
 from nimo.planner.strategies.scoring import MinDistance, rank_scale, spacefill_score
 from nimo.planner.strategies.stop import Patience, Progress, unreached
+from nimo.records import RunOutcome, Sample
 from nimo.space import Attribute, ResourceSpace
 
 NEW = {"reference": "center", "predictor_order": ["f_D", "f_a", "f_n", "f_d"],
@@ -77,15 +79,16 @@ def test_cross_validation_never_predicts_a_point_from_a_fit_that_saw_it():
             self.rows = set(np.flatnonzero(mask))
             seen_by.append(self.rows)
 
-        def predict(self, Xt: np.ndarray) -> np.ndarray:
-            assert not {int(v) for v in Xt[:, 0]} & self.rows
-            return np.full(len(Xt), 2.0)
+        def predict(self, Xt: np.ndarray) -> np.ndarray:  # 1 at its own rows, 2 elsewhere
+            return np.where(np.isin(Xt[:, 0], list(self.rows)), 1.0, 2.0)
 
-    (total, per), pred, _ = cross_validated(X, {"f_T": y}, y, lambda p, m: Fit(m),
-                                         lambda parts: parts["f_T"], folds=5)
+    (total, per), pred, _, fold_T, _ = cross_validated(
+        X, {"f_T": y}, y, lambda p, m: Fit(m), lambda parts: parts["f_T"], folds=5)
     assert total == pytest.approx(100.0) and per["f_T"] == pytest.approx(100.0)
     assert len(seen_by) == 5 and all(len(s) == 8 for s in seen_by)
-    (none, _), _, _ = cross_validated(X[:3], {"f_T": y[:3]}, y[:3], lambda p, m: Fit(m),
+    np.testing.assert_allclose(pred, 2.0)  # out of fold: never a row the fit had
+    assert fold_T.shape == (5, 10) and (fold_T == 1.0).sum() == 5 * 8
+    (none, _), *_ = cross_validated(X[:3], {"f_T": y[:3]}, y[:3], lambda p, m: Fit(m),
                                    lambda parts: parts["f_T"])
     assert none is None
 
@@ -101,6 +104,48 @@ def test_one_fold_extrapolating_wildly_counts_at_most_100_percent_per_run():
     predicted[1] = 1.5
     assert error_of(T, predicted) == pytest.approx((100.0 + 50.0) / 10)
     assert error_of(T, np.full(10, np.nan)) is None
+
+
+def test_burman_correction_removes_the_folds_pessimism_but_not_below_the_training_error():
+    from nimo.planner.crossval import burman_corrected
+
+    T = np.ones(4)
+    folds = np.array([[1.2, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.2]])  # 5% over all runs each
+    delivered = np.array([1.04, 1.0, 1.0, 1.0])  # 1% over its own runs
+    assert burman_corrected(8.0, T, folds, delivered) == pytest.approx(8.0 + 1.0 - 5.0)
+    assert burman_corrected(3.0, T, folds, delivered) == pytest.approx(1.0)  # floor
+    assert burman_corrected(8.0, T, np.empty((0, 4)), delivered) == 8.0
+
+
+class KneeRunner(TableRunner):
+    """The test workbench with a knee no term has: small memory and slow CPU do 60% more."""
+
+    def run(self, request):
+        outcome = super().run(request)
+        s, a = outcome.sample, request.assignment
+        if s is None or not (a["mem"] < 100 and a["cpu"] < 700):
+            return outcome
+        D = s.D * 1.6
+        return RunOutcome(request, outcome.status, sample=Sample(
+            s.assignment, T=D * (s.o_a + s.o_n + s.o_d), D=D, U=s.U, o_a=s.o_a, o_n=s.o_n,
+            o_d=s.o_d))
+
+
+def test_the_corrected_cv_error_is_what_a_design_with_it_reports():
+    def run(error: str):
+        planner = make_planner(SPACE, {**NEW, "error": error,
+                                       "stop": {"error_pct": 0, "max_runs": 24}}, 0)
+        Campaign(planner, KneeRunner(SPACE)).run()
+        return planner
+
+    plain, corrected = run("cv"), run("cv_corrected")
+    cv, per = plain.learner.cv_errors()
+    burman, per_corrected = corrected.learner.cv_errors(corrected=True)
+    assert corrected.learner.cv_errors()[0] == pytest.approx(cv)  # the same runs and fits
+    assert per_corrected == per and burman is not None and cv is not None
+    assert cv > 1.0 and burman < cv  # the fold models miss more than the delivered model
+    assert corrected.internal_error == pytest.approx(burman)
+    assert plain.internal_error == pytest.approx(cv)
 
 
 def test_cv_error_is_not_below_loo_error_on_the_same_samples():

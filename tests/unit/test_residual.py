@@ -87,6 +87,17 @@ def cliff_learner(residual: bool) -> Learner:
     return learner
 
 
+@pytest.mark.parametrize("residual", [False, True])
+def test_the_burman_corrected_error_is_nearer_the_error_over_unseen_runs(residual) -> None:
+    learner = cliff_learner(residual)
+    X = np.delete(grid(), TRAIN, axis=0)
+    truth = cliff_T(X[:, 0], X[:, 1])
+    unseen = float(np.mean(np.abs(learner.model().predict_many(X) - truth) / truth)) * 100
+    cv, burman = learner.cv_errors()[0], learner.cv_errors(corrected=True)[0]
+    assert cv is not None and burman is not None
+    assert abs(burman - unseen) < abs(cv - unseen)
+
+
 def test_the_learner_keeps_the_correction_only_when_cross_validation_says_so() -> None:
     plain, corrected = cliff_learner(False), cliff_learner(True)
     plain_cv, corrected_cv = plain.cv_errors()[0], corrected.cv_errors()[0]
@@ -116,8 +127,9 @@ def test_a_design_with_the_correction_needs_the_cross_validated_error() -> None:
 
     base = {"predictors": {"bounded": True, "residual": True}}
     assert parse_design({**base, "error": "cv"}).predictors["residual"] is True
-    with pytest.raises(ConfigError, match=r"d.yaml: predictors.residual: needs error: cv "
-                       r"\(the design has error: loo\)"):
+    assert parse_design({**base, "error": "cv_corrected"}).predictors["residual"] is True
+    with pytest.raises(ConfigError, match=r"d.yaml: predictors.residual: needs error: cv or "
+                       r"cv_corrected \(the design has error: loo\)"):
         parse_design({**base, "error": "loo"}, "d.yaml")
     assert parse_design({"predictors": {"bounded": True}, "error": "loo"}).error == "loo"
 
@@ -165,14 +177,15 @@ def test_each_folds_correction_is_fitted_on_that_folds_training_rows_only() -> N
         def predict(self, Xt: np.ndarray) -> np.ndarray:
             return np.full(len(Xt), 2.0)
 
-    def correct(train: np.ndarray, in_fold: np.ndarray, test: np.ndarray) -> np.ndarray:
-        calls.append((train.copy(), in_fold.copy(), test.copy()))
-        return np.full(int(test.sum()), 0.5)
+    def correct(train: np.ndarray, in_fold: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        calls.append((train.copy(), in_fold.copy(), rows.copy()))
+        return np.where(train[rows], 1.0, 0.5)  # corrects only the rows it did not train on
 
-    (plain, _), predicted, factor = cross_validated(
+    (plain, _), predicted, factor, fold_T, fold_factor = cross_validated(
         X, {"f_T": y}, y, lambda p, m: Twice(), lambda parts: parts["f_T"], 5, 0, correct)
     assert len(calls) == 5 and plain == pytest.approx(100.0)
-    for train, in_fold, test in calls:
-        assert not (train & test).any() and (train | test).all()
+    for train, in_fold, rows in calls:
+        assert 0 < train.sum() < train.size and rows.all()
         assert in_fold.shape == (int(train.sum()),)
-    np.testing.assert_allclose(predicted * factor, y)
+    np.testing.assert_allclose(predicted * factor, y)  # each run's factor is its fold's
+    assert fold_T.shape == fold_factor.shape == (5, 10) and (fold_factor == 1.0).sum() == 40
