@@ -46,41 +46,19 @@ def _folds_of_seed(learner: Any, seed: int, folds: int = 5) -> dict[str, float |
     """5-fold error of T for one fold seed, and the fold models' mean error over all runs
     (the residual correction applied as the planner applies it)."""
     from nimo.model.support import clip_to_bounds
-    from nimo.planner.crossval import fold_ids
-    from nimo.predictors.residual import fit_field
 
-    X, T = learner.X, learner.T()
-    ids = fold_ids(T.size, min(folds, T.size), seed)
-    hyper = learner._residual_hyper() if learner.use_residual else None
-    bounds = learner.bounds()
-    out_of_fold = np.full(T.size, np.nan)
-    over_all: list[float | None] = []
-    for f in range(int(ids.max()) + 1):
-        test = ids == f
-        fits = {p: learner._fit(p, X[~test], learner.y(p)[~test], learner._fast_options())
-                for p in learner.predictor_names}
-        raw = learner.combine({p: fit.predict(X) for p, fit in fits.items()})
-        predicted = clip_to_bounds(raw, bounds)
-        if hyper is not None:
-            field = fit_field(learner._level_lists(), X[~test], T[~test], raw[~test], hyper)
-            if field is not None:
-                predicted = clip_to_bounds(predicted * field.factor(X), bounds)
-        out_of_fold[test] = predicted[test]
-        over_all.append(_ape(T, predicted))
-    known = [v for v in over_all if v is not None]
+    cv, T, bounds = learner.folds(seed, folds), learner.T(), learner.bounds()
+    out_of_fold, fold_T = cv.predicted, cv.fold_T
+    if learner.use_residual:
+        out_of_fold = clip_to_bounds(out_of_fold * cv.factor, bounds)
+        fold_T = clip_to_bounds(fold_T * cv.fold_factor, bounds)
+    known = [e for e in (_ape(T, row) for row in fold_T) if e is not None]
     return {"cv": _ape(T, out_of_fold), "all": float(np.mean(known)) if known else None}
 
 
 def _apparent(learner: Any) -> float | None:
     """The delivered model's error over its own training runs."""
-    from nimo.model.support import clip_to_bounds
-
-    X, bounds = learner.X, learner.bounds()
-    predicted = clip_to_bounds(learner._parametric_T(), bounds)
-    field = learner.residual_field()
-    if field is not None:
-        predicted = clip_to_bounds(predicted * field.factor(X), bounds)
-    return _ape(learner.T(), predicted)
+    return _ape(learner.T(), learner.apparent_T())
 
 
 def estimates(learner: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
 from nimo.planner.crossval import (
     RUN_ERROR_CAP_PCT,
+    Folds,
     burman_corrected,
     cross_validated,
     error_of,
@@ -204,6 +205,23 @@ class Learner:
     def _cross_validate(self, folds: int) -> tuple[
             tuple[float | None, dict[str, float | None]], float | None]:
         """(the k-fold scores, the Burman-corrected error of T); decides ``use_residual``."""
+        T, bounds = self.T(), self.bounds()
+        cv = self.folds(self.n, folds)
+        scores, fold_T = cv.scores, cv.fold_T
+        corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
+        self.use_residual = self._residual_hyper() is not None and corrected is not None and (
+            scores[0] is None or corrected < RESIDUAL_GAIN * scores[0])
+        if self.use_residual:
+            scores, fold_T = (corrected, scores[1]), clip_to_bounds(fold_T * cv.fold_factor,
+                                                                    bounds)
+        if scores[0] is None or set(self.fitted) != set(self.predictor_names):
+            return scores, None
+        return scores, burman_corrected(scores[0], T, fold_T, self.apparent_T())
+
+    def folds(self, seed: int, folds: int = 5) -> Folds:
+        """The k-fold cross-validation of the whole fit with fold seed ``seed`` (the
+        planner's is the sample count), the residual correction fitted in every fold
+        whenever a kernel is chosen."""
         X, T, bounds = self.X, self.T(), self.bounds()
 
         def fit(p: str, mask: np.ndarray) -> FittedPredictor:
@@ -220,24 +238,18 @@ class Learner:
                 return np.ones(int(rows.sum()))
             return field.factor(X[rows])
 
-        cv = cross_validated(
+        return cross_validated(
             X, {p: self.y(p) for p in self.predictor_names}, T, fit, combine, folds,
-            seed=self.n, correct=correct if hyper is not None else None)
-        scores, fold_T = cv.scores, cv.fold_T
-        corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
-        self.use_residual = hyper is not None and corrected is not None and (
-            scores[0] is None or corrected < RESIDUAL_GAIN * scores[0])
-        if self.use_residual:
-            scores, fold_T = (corrected, scores[1]), clip_to_bounds(fold_T * cv.fold_factor,
-                                                                    bounds)
-        if scores[0] is None or set(self.fitted) != set(self.predictor_names):
-            return scores, None
-        apparent = self._parametric_T()
+            seed=seed, correct=correct if hyper is not None else None)
+
+    def apparent_T(self) -> np.ndarray:
+        """The delivered model's predicted T at its own training runs (bounds and residual
+        correction as it predicts)."""
+        predicted = self._parametric_T()
         field = self.residual_field()
         if field is not None:
-            apparent = apparent * field.factor(X)
-        return scores, burman_corrected(scores[0], T, fold_T,
-                                        clip_to_bounds(apparent, bounds))
+            predicted = predicted * field.factor(self.X)
+        return clip_to_bounds(predicted, self.bounds())
 
     def _still_fresh(self, computed_at: int) -> bool:
         """Whether a figure computed at ``computed_at`` samples may serve now: always after
