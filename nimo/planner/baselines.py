@@ -5,7 +5,7 @@ from __future__ import annotations
 from nimo.planner.common import BasePlanner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
-from nimo.planner.strategies.error import CV_ERRORS
+from nimo.planner.strategies.error import CV_ERRORS, ERROR_ESTIMATES, LeaveOneOut
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
@@ -23,6 +23,9 @@ class RandomPlanner(BasePlanner):
         space = self.space  # with the design's load attributes marked
         self.reference = space.random(self.rng)
         self.learner = _learner_on_every_attribute(self, self.reference)
+        # random sampling holds no internal test set: a test-set estimate falls back to LOO
+        cv = design.error in CV_ERRORS
+        self.error = (ERROR_ESTIMATES[design.error] if cv else LeaveOneOut)(design.test_size)
 
     def ask(self) -> list[RunRequest]:
         early = self._ask_preamble()
@@ -56,9 +59,7 @@ class RandomPlanner(BasePlanner):
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)
             self.learner.refit()
-            error = self.design.error
-            self._score(*(self.learner.cv_errors(corrected=error == "cv_corrected")
-                          if error in CV_ERRORS else self.learner.loo_errors()))
+            self._score(*self.error.score(self.learner))
             if self.internal_error is not None:
                 self.error_history.append(self.internal_error)
         record = self._record(req, outcome)

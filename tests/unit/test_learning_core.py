@@ -148,6 +148,23 @@ def test_the_corrected_cv_error_is_what_a_design_with_it_reports():
     assert plain.internal_error == pytest.approx(cv)
 
 
+def test_random_sampling_reports_the_estimate_its_design_names():
+    def run(error: str):
+        design = {"strategy": "random", "error": error, "predictors": {"mode": "auto"},
+                  "stop": {"error_pct": 0, "max_runs": 20}}
+        planner = make_planner(SPACE, design, 0)
+        Campaign(planner, KneeRunner(SPACE)).run()
+        return planner
+
+    plain, corrected = run("cv"), run("cv_corrected")
+    cv, burman = corrected.learner.cv_errors()[0], corrected.learner.cv_errors(corrected=True)[0]
+    assert cv is not None and burman is not None and burman < cv
+    assert corrected.internal_error == pytest.approx(burman)
+    assert plain.internal_error == pytest.approx(cv)  # the same runs: the estimate steers none
+    assert run("test_random").internal_error == pytest.approx(
+        run("loo").learner.loo_errors()[0])  # no test set held out: leave-one-out
+
+
 def test_cv_error_is_not_below_loo_error_on_the_same_samples():
     planner, _, _ = campaign({**NEW, "error": "loo", "stop": {"error_pct": 0, "max_runs": 20}})
     loo, _ = planner.learner.loo_errors()
