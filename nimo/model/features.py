@@ -21,8 +21,10 @@ transform           value                  captures
 ==================  =====================  ==========================================
 
 Knots ``k`` are on the normalised scale. ``reciprocal`` and ``log`` need ``z > 0``. A term
-with two factors is a pairwise interaction. The design matrix always starts with the
-intercept column. Imports only numpy and the stdlib.
+with two factors is a pairwise interaction. A hinge may apply to a *ratio* ``z_a / z_b``
+instead of one attribute (``over=b``): ``max(0, k - mem/input)`` is a memory cliff whose
+edge moves with the input (a working set that grows with the load). The design matrix
+always starts with the intercept column. Imports only numpy and the stdlib.
 """
 
 from __future__ import annotations
@@ -43,12 +45,14 @@ WITH_KNOT = (*KNOTTED, "level")  # transforms that take a knot
 
 @dataclass(frozen=True)
 class Factor:
-    """``transform(z_attr)``; ``knot`` (normalised scale) only for the piecewise transforms
-    and ``level`` (the level's normalised code)."""
+    """``transform(z_attr)``, or with ``over`` a hinge of the ratio ``z_attr / z_over``;
+    ``knot`` (normalised scale) only for the piecewise transforms and ``level`` (the level's
+    normalised code)."""
 
     attr: str
     transform: str = "identity"
     knot: float | None = None
+    over: str | None = None
 
     def __post_init__(self) -> None:
         if self.transform not in TRANSFORMS:
@@ -57,6 +61,18 @@ class Factor:
             )
         if (self.transform in WITH_KNOT) != (self.knot is not None):
             raise ModelError(f"transform {self.transform!r} of {self.attr!r}: bad knot")
+        if self.over is not None and (self.transform not in KNOTTED or self.over == self.attr):
+            raise ModelError(f"ratio {self.attr}/{self.over}: only a hinge of two attributes",
+                             hint="transforms: " + ", ".join(KNOTTED))
+
+    @property
+    def attrs(self) -> tuple[str, ...]:
+        return (self.attr,) if self.over is None else (self.attr, self.over)
+
+    def column(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The normalised values this factor transforms: its attribute's, or the ratio."""
+        z = columns[self.attr]
+        return z if self.over is None else z / columns[self.over]
 
     def evaluate(self, z: np.ndarray) -> np.ndarray:
         """The transform applied to a column of normalised values."""
@@ -81,22 +97,24 @@ class Factor:
         if self.transform == "level":
             return f"[{self.attr}={self.knot:g}]"
         if self.transform in KNOTTED:
-            sign = "-" if self.transform == "piecewise" else "+"
-            inner = f"{self.attr}-{self.knot:g}" if sign == "-" else f"{self.knot:g}-{self.attr}"
-            return f"max(0,{inner})"
+            x = self.attr if self.over is None else f"{self.attr}/{self.over}"
+            above = self.transform == "piecewise"
+            return f"max(0,{x}-{self.knot:g})" if above else f"max(0,{self.knot:g}-{x})"
         return f"{self.transform}({self.attr})"
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"attr": self.attr, "transform": self.transform}
         if self.knot is not None:
             d["knot"] = float(self.knot)
+        if self.over is not None:
+            d["over"] = self.over
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Factor:
-        knot = d.get("knot")
+        knot, over = d.get("knot"), d.get("over")
         return cls(str(d["attr"]), str(d.get("transform", "identity")),
-                   None if knot is None else float(knot))
+                   None if knot is None else float(knot), None if over is None else str(over))
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,11 @@ class Term:
 
     @property
     def attrs(self) -> tuple[str, ...]:
-        return tuple(f.attr for f in self.factors)
+        return tuple(dict.fromkeys(a for f in self.factors for a in f.attrs))
+
+    @property
+    def is_ratio(self) -> bool:
+        return any(f.over is not None for f in self.factors)
 
     @property
     def is_interaction(self) -> bool:
@@ -131,9 +153,9 @@ class Term:
 
     def evaluate(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Value of the term given normalised columns keyed by attribute name."""
-        out = self.factors[0].evaluate(columns[self.factors[0].attr])
+        out = self.factors[0].evaluate(self.factors[0].column(columns))
         for f in self.factors[1:]:
-            out = out * f.evaluate(columns[f.attr])
+            out = out * f.evaluate(f.column(columns))
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from nimo.planner.crossval import (
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
+from nimo.predictors.ratios import load_ratio_pairs
 from nimo.predictors.residual import choose_hyper, fit_field, log_residuals
 from nimo.records import Sample
 from nimo.space import Assignment, ResourceSpace
@@ -75,6 +76,7 @@ class Learner:
         self.ref_values: dict[str, float] = {}
         self._levels = {a.name: a.levels for a in space.attributes}
         self._physical = physical_transforms(space.attributes)
+        self._ratios = load_ratio_pairs(space.attributes)
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
         self._loo_raw: dict[str, np.ndarray] | None = None
         self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]],
@@ -126,7 +128,7 @@ class Learner:
         y_ref = self.ref_values.get(p, float(np.mean(every)) if every.size else 1.0)
         return fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
                              self.reference, y_ref, self._levels, options, self._physical,
-                             structure=structure)
+                             structure=structure, ratios=self._ratios)
 
     def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray,
                  y: np.ndarray) -> FittedPredictor:

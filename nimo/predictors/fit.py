@@ -46,6 +46,7 @@ def fit_predictor(
     options: PredictorOptions | None = None,
     physical: Mapping[str, str] | None = None,
     structure: tuple[str, Sequence[Term]] | None = None,
+    ratios: Sequence[tuple[str, str]] = (),
 ) -> FittedPredictor:
     """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
     in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes.
@@ -54,7 +55,8 @@ def fit_predictor(
     ``physical``: {attribute: physical transform} (:mod:`nimo.predictors.prior`), used when
     ``options.physical`` in auto mode; an attribute marked ``category`` there is categorical
     (its levels are codes of names): auto mode offers one ``level`` indicator per observed
-    level instead of transforms of the code."""
+    level instead of transforms of the code. ``ratios`` (capacity, load) pairs: with
+    ``options.load_ratios``, the hinges of their ratio (:mod:`nimo.predictors.ratios`)."""
     opts = options or PredictorOptions()
     names = tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
@@ -68,7 +70,9 @@ def fit_predictor(
         response, terms = structure[0], list(structure[1])
         path: list[tuple[str, float]] = []
     else:
-        response, terms, path = _select_terms(data, y, opts, preferred, categorical)
+        pairs = [(c, ld) for c, ld in ratios if c in data.columns and ld in data.columns
+                 ] if opts.load_ratios else []
+        response, terms, path = _select_terms(data, y, opts, preferred, categorical, pairs)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -131,7 +135,8 @@ class _Normalised:
 
 
 def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
-                  preferred: Mapping[str, str], categorical: frozenset[str] = frozenset()
+                  preferred: Mapping[str, str], categorical: frozenset[str] = frozenset(),
+                  ratio_pairs: Sequence[tuple[str, str]] = ()
                   ) -> tuple[str, list[Term], list[tuple[str, float]]]:
     """(response, terms, selection path): the search on y, and in auto mode also on log y,
     which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
@@ -156,7 +161,7 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
                                smooth, data.columns, cache, matrix,
-                               preferred if opts.physical_ties else None)
+                               preferred if opts.physical_ties else None, ratio_pairs)
         err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)

@@ -48,7 +48,7 @@ def interaction_candidates(
     ``cache`` keeps each pair's candidates (shareable between searches on the same X)."""
     attrs: list[str] = []
     for t in terms:
-        if not t.is_interaction and t.attrs[0] not in attrs:
+        if not t.is_interaction and not t.is_ratio and t.attrs[0] not in attrs:
             attrs.append(t.attrs[0])
     for i, a in enumerate(attrs):
         for b in attrs[i + 1:]:

@@ -52,6 +52,9 @@ class PredictorOptions:
     # after a new run, keep the previous fit's form (response and terms, refitted) unless the
     # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
     sticky: float = 0.0
+    # hinges of a capacity over a load (a memory cliff whose edge grows with the input),
+    # offered once the capacity has a main effect (nimo.predictors.ratios)
+    load_ratios: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -105,7 +108,7 @@ class PredictorOptions:
             except (TypeError, ValueError, OverflowError) as e:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
-                    "physical_ties", "residual"):
+                    "physical_ties", "residual", "load_ratios"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -113,7 +116,8 @@ class PredictorOptions:
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
-        for key in ("residual", "sticky"):  # echoed only when set (older designs read the same)
+        # echoed only when set (older designs read the same)
+        for key in ("residual", "sticky", "load_ratios"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -10,7 +10,7 @@ offered only where the sample identifies them (:mod:`nimo.predictors.interaction
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +18,7 @@ import numpy as np
 from nimo.model.features import Term
 from nimo.predictors.interactions import interaction_candidates
 from nimo.predictors.prior import physical_tiebreak
+from nimo.predictors.ratios import ratio_candidates
 
 RANK_TOL = 1e-7
 ZERO_ERROR = 1e-9  # LOO MAPE (%) below which nothing is left to explain
@@ -116,6 +117,7 @@ class GreedySearch:
         pair_cache: dict | None = None,
         matrix: np.ndarray | None = None,
         preferred: Mapping[str, str] | None = None,
+        ratio_pairs: Sequence[tuple[str, str]] = (),
     ) -> list[Term]:
         """Add the best candidate while it cuts the LOO error by at least
         ``max(min_improvement, ln(m)/n)`` (m candidates evaluated, n samples).
@@ -129,11 +131,13 @@ class GreedySearch:
         (from the running projections ``P = Q'C``, updated by one row per accepted term).
         ``matrix`` may hold the pool's columns already stacked (shared between searches).
         ``preferred`` ({attribute: physical transform}) breaks exact ties of the LOO error,
-        see :func:`nimo.predictors.prior.physical_tiebreak`.
+        see :func:`nimo.predictors.prior.physical_tiebreak`. ``ratio_pairs`` (capacity,
+        load): their ratio hinges join once the capacity is in, see
+        :mod:`nimo.predictors.ratios`.
         """
         cands = _Pool.build(pool, self.Q, self.r, matrix)
-        pair_cache = {} if pair_cache is None else pair_cache
-        done: set[tuple[str, str]] = set()
+        offers = _Offers(columns, transforms_of or {}, {} if pair_cache is None else pair_cache,
+                         interactions, ratio_pairs)
         n = self.r.size
         while (cands.alive.any() and len(self.terms) < min(max_terms, n - 2)
                and self.err > ZERO_ERROR):
@@ -153,12 +157,9 @@ class GreedySearch:
             cands.alive[best] = False
             self.accept(cands.cands[best], float(errs[j]))
             cands.project(self.Q[:, -1])
-            if interactions and columns is not None:
-                new = [Candidate(t, col) for t, col in interaction_candidates(
-                    self.terms, transforms_of or {}, columns, pair_cache, done)
-                    if t not in cands.seen]
-                if new:
-                    cands.extend(new, self.Q, self.r)
+            new = offers.new(self.terms, cands.seen)
+            if new:
+                cands.extend(new, self.Q, self.r)
         return list(self.terms)
 
     def _screened(self, cands: _Pool) -> np.ndarray:
@@ -172,6 +173,32 @@ class GreedySearch:
             gain = (cands.ct[idx] - qr @ cands.P[:, idx]) ** 2 / rn2[idx]
             idx = idx[np.argpartition(-gain, SCREEN)[:SCREEN]]
         return idx
+
+
+@dataclass
+class _Offers:
+    """Candidates offered as the model grows: identifiable interactions of the attributes
+    in it, ratio hinges of the capacities in it over loads (``pairs``: shared between
+    searches on the same X; ``done``: the pairs offered so far in this search)."""
+
+    columns: dict[str, np.ndarray] | None
+    transforms_of: dict[str, list[str]]
+    pairs: dict
+    interactions: bool
+    ratio_pairs: Sequence[tuple[str, str]]
+    done: set[tuple[str, str]] = field(default_factory=set)
+    ratios_done: set[tuple[str, str]] = field(default_factory=set)
+
+    def new(self, terms: list[Term], seen: set[Term]) -> list[Candidate]:
+        if self.columns is None:
+            return []
+        found: list[tuple[Term, np.ndarray]] = []
+        if self.interactions:
+            found += interaction_candidates(terms, self.transforms_of, self.columns,
+                                            self.pairs, self.done)
+        if self.ratio_pairs:
+            found += ratio_candidates(terms, self.ratio_pairs, self.columns, self.ratios_done)
+        return [Candidate(t, col) for t, col in found if t not in seen]
 
 
 @dataclass
