@@ -61,12 +61,49 @@ def _apparent(learner: Any) -> float | None:
     return _ape(learner.T(), learner.apparent_T())
 
 
+def _run_errors(learner: Any) -> list[float | None]:
+    """Each run's out-of-fold error (%) in the planner's own cross-validation, floored and
+    capped as the planner's figure counts it."""
+    from nimo.model.support import clip_to_bounds
+    from nimo.planner.crossval import RUN_ERROR_CAP_PCT
+
+    cv, T = learner.folds(learner.n), learner.T()
+    predicted = cv.predicted
+    if learner.use_residual:
+        predicted = clip_to_bounds(predicted * cv.factor, learner.bounds())
+    floor = 0.05 * float(np.mean(np.abs(T)))
+    ape = np.minimum(100 * np.abs(predicted - T) / np.maximum(np.abs(T), floor),
+                     RUN_ERROR_CAP_PCT)
+    return [None if not np.isfinite(e) else float(e) for e in ape]
+
+
+def nearest_run_weights(learner: Any, most: int = 2000) -> list[float]:
+    """Each run's share of the candidate assignments nearest to it (rank-scaled distance;
+    runs of one assignment share its cell): the weight a run's error has in an error over
+    the candidate space."""
+    from scipy.spatial.distance import cdist
+
+    from nimo.planner.strategies.scoring import rank_scale
+
+    space = learner.space
+    cands = np.asarray(space.candidates, float)
+    if len(cands) > most:
+        cands = cands[np.random.default_rng(len(cands)).choice(len(cands), most, False)]
+    X = learner.X
+    unique, group = np.unique(X, axis=0, return_inverse=True)
+    nearest = cdist(rank_scale(space, cands), rank_scale(space, unique)).argmin(axis=1)
+    cell = np.bincount(nearest, minlength=len(unique)).astype(float)
+    size = np.bincount(group.reshape(-1), minlength=len(unique))
+    return [float(cell[g] / size[g] / len(cands)) for g in group.reshape(-1)]
+
+
 def estimates(learner: Any) -> dict[str, Any]:
     """The figures the estimates are built from; {} before every predictor is fitted."""
     if learner.n < 6 or set(learner.fitted) != set(learner.predictor_names):
         return {}
     seeds = [_folds_of_seed(learner, learner.n + 7919 * k) for k in range(FOLD_SEEDS)]
-    return {"seeds": seeds, "apparent": _apparent(learner)}
+    return {"seeds": seeds, "apparent": _apparent(learner), "runs": _run_errors(learner),
+            "weights": nearest_run_weights(learner)}
 
 
 def _hook_estimates() -> None:
@@ -119,8 +156,37 @@ def _over_seeds(how: Callable[[list[float]], float]) -> Estimate:
     return estimate
 
 
+def _nearest_weighted(blend: float) -> Estimate:
+    """The runs' out-of-fold errors weighted by their share of the candidate space
+    (``blend`` 1) or half that and half evenly (0.5)."""
+    def estimate(it: dict[str, Any]) -> float | None:
+        est = it.get("est") or {}
+        runs, weights = est.get("runs"), est.get("weights")
+        if not runs or not weights:
+            return it["internal_error_pct"]
+        e, w = np.asarray(runs, float), np.asarray(weights, float)
+        ok = np.isfinite(e)
+        if not ok.any():
+            return it["internal_error_pct"]
+        w = blend * w[ok] / w[ok].sum() + (1 - blend) / ok.sum()
+        return float(np.sum(w * e[ok]))
+    return estimate
+
+
+def _with_burman(it: dict[str, Any], value: float | None) -> float | None:
+    """``value`` Burman-corrected with the planner's fold seed (floored at the apparent)."""
+    parts = _parts(it)
+    if parts is None or value is None:
+        return value
+    cvs, alls, apparent = parts
+    return max(value + apparent - alls[0], apparent)
+
+
 ESTIMATES: dict[str, Estimate] = {
     "cv": lambda it: it["internal_error_pct"],
+    "nearest": _nearest_weighted(1.0),
+    "nearest-half": _nearest_weighted(0.5),
+    "nearest-burman": lambda it: _with_burman(it, _nearest_weighted(1.0)(it)),
     "mean-3": _over_seeds(lambda v: float(np.mean(v))),
     "median-3": _over_seeds(lambda v: float(np.median(v))),
     "burman-1": _burman(1),
