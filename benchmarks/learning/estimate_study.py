@@ -42,9 +42,11 @@ def _ape(T: np.ndarray, predicted: np.ndarray) -> float | None:
     return error_of(T, predicted)
 
 
-def _folds_of_seed(learner: Any, seed: int, folds: int = 5) -> dict[str, float | None]:
+def _folds_of_seed(learner: Any, seed: int, folds: int = 5,
+                   runs: bool = False) -> dict[str, Any]:
     """5-fold error of T for one fold seed, and the fold models' mean error over all runs
-    (the residual correction applied as the planner applies it)."""
+    (the residual correction applied as the planner applies it); ``runs``: also each run's
+    out-of-fold error (:func:`_run_errors`)."""
     from nimo.model.support import clip_to_bounds
 
     cv, T, bounds = learner.folds(seed, folds), learner.T(), learner.bounds()
@@ -53,7 +55,11 @@ def _folds_of_seed(learner: Any, seed: int, folds: int = 5) -> dict[str, float |
         out_of_fold = clip_to_bounds(out_of_fold * cv.factor, bounds)
         fold_T = clip_to_bounds(fold_T * cv.fold_factor, bounds)
     known = [e for e in (_ape(T, row) for row in fold_T) if e is not None]
-    return {"cv": _ape(T, out_of_fold), "all": float(np.mean(known)) if known else None}
+    out: dict[str, Any] = {"cv": _ape(T, out_of_fold),
+                           "all": float(np.mean(known)) if known else None}
+    if runs:
+        out["runs"] = _run_errors(T, out_of_fold)
+    return out
 
 
 def _apparent(learner: Any) -> float | None:
@@ -61,17 +67,13 @@ def _apparent(learner: Any) -> float | None:
     return _ape(learner.T(), learner.apparent_T())
 
 
-def _run_errors(learner: Any) -> list[float | None]:
-    """Each run's out-of-fold error (%) in the planner's own cross-validation, floored and
-    capped as the planner's figure counts it."""
-    from nimo.model.support import clip_to_bounds
+def _run_errors(T: np.ndarray, predicted: np.ndarray) -> list[float | None]:
+    """Each run's out-of-fold error (%), floored and capped as the planner's figure
+    (:func:`nimo.planner.crossval.error_of`) counts it."""
+    from nimo.metrics import INTERNAL_FLOOR
     from nimo.planner.crossval import RUN_ERROR_CAP_PCT
 
-    cv, T = learner.folds(learner.n), learner.T()
-    predicted = cv.predicted
-    if learner.use_residual:
-        predicted = clip_to_bounds(predicted * cv.factor, learner.bounds())
-    floor = 0.05 * float(np.mean(np.abs(T)))
+    floor = max(INTERNAL_FLOOR * float(np.mean(np.abs(T))), 1e-12)
     ape = np.minimum(100 * np.abs(predicted - T) / np.maximum(np.abs(T), floor),
                      RUN_ERROR_CAP_PCT)
     return [None if not np.isfinite(e) else float(e) for e in ape]
@@ -101,8 +103,9 @@ def estimates(learner: Any) -> dict[str, Any]:
     """The figures the estimates are built from; {} before every predictor is fitted."""
     if learner.n < 6 or set(learner.fitted) != set(learner.predictor_names):
         return {}
-    seeds = [_folds_of_seed(learner, learner.n + 7919 * k) for k in range(FOLD_SEEDS)]
-    return {"seeds": seeds, "apparent": _apparent(learner), "runs": _run_errors(learner),
+    seeds = [_folds_of_seed(learner, learner.n + 7919 * k, runs=k == 0)
+             for k in range(FOLD_SEEDS)]
+    return {"seeds": seeds, "apparent": _apparent(learner), "runs": seeds[0].pop("runs"),
             "weights": nearest_run_weights(learner)}
 
 
@@ -178,7 +181,7 @@ def _with_burman(it: dict[str, Any], value: float | None) -> float | None:
     parts = _parts(it)
     if parts is None or value is None:
         return value
-    cvs, alls, apparent = parts
+    _, alls, apparent = parts
     return max(value + apparent - alls[0], apparent)
 
 

@@ -38,3 +38,7 @@ def test_the_first_fold_seed_is_the_planners_own_and_the_learner_is_left_alone()
     assert len(figures["seeds"]) == estimate_study.FOLD_SEEDS
     # the delivered model has seen its runs: its error over them is not above the 5-fold one
     assert figures["apparent"] is not None and figures["apparent"] <= cv + 1e-9
+    # the runs' own errors are the planner's cross-validation, run by run
+    runs = [e for e in figures["runs"] if e is not None]
+    assert len(figures["runs"]) == learner.n and sum(runs) / len(runs) == pytest.approx(cv)
+    assert sum(figures["weights"]) == pytest.approx(1.0)
