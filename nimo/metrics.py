@@ -34,16 +34,22 @@ def mape_pct(actual: np.ndarray, predicted: np.ndarray) -> float | None:
 def internal_error_pct(actual: np.ndarray, predicted: np.ndarray,
                        cap_pct: float | None = None) -> float:
     """MAPE in % with denominators floored at 5% of mean |actual| (NaN when empty); with
-    ``cap_pct``, each point's error counts at most that much."""
+    ``cap_pct``, each point's error counts at most that much (:func:`internal_apes`)."""
+    ape = internal_apes(actual, predicted, cap_pct)
+    return float(np.mean(ape)) if ape.size else float("nan")
+
+
+def internal_apes(actual: np.ndarray, predicted: np.ndarray,
+                  cap_pct: float | None = None) -> np.ndarray:
+    """Each point's error (%) as :func:`internal_error_pct` counts it: denominators floored
+    at 5% of mean |actual|, each at most ``cap_pct`` when given."""
     actual = np.asarray(actual, float)
     predicted = np.asarray(predicted, float)
     if actual.size == 0:
-        return float("nan")
+        return np.empty(0)
     floor = max(INTERNAL_FLOOR * float(np.mean(np.abs(actual))), 1e-12)
     ape = np.abs(actual - predicted) / np.maximum(np.abs(actual), floor) * 100.0
-    if cap_pct is not None:
-        ape = np.minimum(ape, cap_pct)
-    return float(np.mean(ape))
+    return ape if cap_pct is None else np.minimum(ape, cap_pct)
 
 
 def fit_error_pct(y: np.ndarray, yhat: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, cali
 from nimo.model.features import Term
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
+from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
     RUN_ERROR_CAP_PCT,
     Folds,
@@ -39,18 +40,6 @@ DIRECT_PREDICTORS = ("f_T",)
 # the samples (choosing it per fold was slower and less accurate on the tuning-small suite)
 RESIDUAL_GAIN = 0.8
 BOUND_FACTOR = 4.0  # a bounded model predicts T within [min T / 4, max T x 4] of its runs
-
-
-
-
-def _fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Points of leverage 1 have no LOO prediction; predict them by the mean of the others."""
-    bad = ~np.isfinite(loo)
-    if bad.any():
-        loo = loo.copy()
-        others = (y.sum() - y[bad]) / max(y.size - 1, 1)
-        loo[bad] = others
-    return loo
 
 
 class Learner:
@@ -85,6 +74,7 @@ class Learner:
         self._field: tuple[int, ResidualField | None] | None = None
         self.use_residual = False  # the last cross-validation found the correction better
         self.bounded = options.bounded
+        self._committee = Committee(self)
 
     # -- data ------------------------------------------------------------------------
     @property
@@ -116,11 +106,11 @@ class Learner:
         X = self.X
         for p in predictors or self.predictor_names:
             y = self.y(p)
-            fresh = self._fit(p, X, y, self.options)
+            fresh = self.fit_on(p, X, y, self.options)
             self.fitted[p] = self._kept_or(p, fresh, X, y)
 
-    def _fit(self, p: str, X: np.ndarray, y: np.ndarray, options: PredictorOptions,
-             structure: tuple[str, Sequence[Term]] | None = None) -> FittedPredictor:
+    def fit_on(self, p: str, X: np.ndarray, y: np.ndarray, options: PredictorOptions,
+               structure: tuple[str, Sequence[Term]] | None = None) -> FittedPredictor:
         """Predictor ``p`` fitted on rows X (all attributes) and targets y, about the
         campaign's reference (or all the samples' mean); ``structure`` (response, terms)
         refits a given form."""
@@ -145,7 +135,7 @@ class Learner:
         form = (previous.response, previous.terms)
         if form == (fresh.response, fresh.terms):
             return fresh
-        kept = self._fit(p, X, y, self.options, structure=form)
+        kept = self.fit_on(p, X, y, self.options, structure=form)
         if kept.loo_mape is None or fresh.loo_mape is None:
             return fresh
         return fresh if fresh.loo_mape < kept.loo_mape * (1 - self.options.sticky) else kept
@@ -186,7 +176,7 @@ class Learner:
         if self.n < 2:
             return None, {p: None for p in self.predictor_names}
         raw = self.loo_predictions()
-        loo = {p: _fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
+        loo = {p: fill_nan(raw[p], self.y(p)) for p in self.predictor_names}
         per: dict[str, float | None] = {
             p: internal_error_pct(self.y(p), loo[p]) for p in self.predictor_names}
         return internal_error_pct(self.T(), self.combine(loo)), per
@@ -227,7 +217,7 @@ class Learner:
         X, T, bounds = self.X, self.T(), self.bounds()
 
         def fit(p: str, mask: np.ndarray) -> FittedPredictor:
-            return self._fit(p, X[mask], self.y(p)[mask], self._fast_options())
+            return self.fit_on(p, X[mask], self.y(p)[mask], self._fast_options())
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
             return clip_to_bounds(self.combine(parts), bounds)
@@ -336,50 +326,11 @@ class Learner:
         }
         return internal_error_pct(np.asarray([s.T for s in test]), self.combine(preds)), per
 
-    # -- committee -------------------------------------------------------------------
-    COMMITTEE = (
-        {"mode": "paper", "final_fit": "numpy"},
-        {"mode": "auto", "log_response": False, "final_fit": "numpy"},
-        {"mode": "auto", "interactions": False, "final_fit": "numpy"},
-        {"mode": "auto", "transforms": ["identity", "reciprocal", "log"], "final_fit": "numpy"},
-    )
-
-    def _committee_fits(self) -> list[tuple[dict[str, FittedPredictor], float | None]]:
-        """Alternative fits (and their LOO error of T), cached: refitted whenever the data
-        changed, but above 100 samples only every 5th sample (a slightly stale committee
-        still points at where the data are thin, at a fifth of the cost)."""
-        n = self.n
-        key = tuple(tuple(v) for v in self.active.values())
-        cached = getattr(self, "_committee_cache", None)
-        if cached is not None and cached[1] == key and (
-                cached[0] == n or (n > 100 and n - cached[0] < 5)):
-            return cached[2]
-        Xt = self.X
-        out = []
-        for variant in self.COMMITTEE:
-            opts = PredictorOptions.from_dict(variant)
-            fits = {}
-            for p in self.predictor_names:
-                fits[p] = self._fit(p, Xt, self.y(p), opts)
-            loo = {p: _fill_nan(fits[p].loo_predictions(Xt, self.y(p)), self.y(p))
-                   for p in self.predictor_names}
-            out.append((fits, internal_error_pct(self.T(), self.combine(loo)) if n > 1 else None))
-        self._committee_cache = (n, key, out)
-        return out
-
+    # -- committee (nimo.planner.committee) -------------------------------------------
     def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
         """Predicted T at rows X by the fitted model and by alternative fits of every
-        predictor (other transform families); rows = members. Where they disagree, the
-        data do not pin the model down. With ``plausible_only``, members whose LOO error of
-        T is much worse than the fitted model's (> max(1.5x, +2 points)) are left out."""
-        out = [self.model().predict_many(X)]
-        best, _ = self.loo_errors() if plausible_only else (None, None)
-        for fits, err in self._committee_fits():
-            if plausible_only and best is not None and not (
-                    err is not None and err <= max(1.5 * best, best + 2.0)):
-                continue
-            out.append(self.combine({p: f.predict(X) for p, f in fits.items()}))
-        return np.asarray(out)
+        predictor (:class:`nimo.planner.committee.Committee`); rows = members."""
+        return self._committee.predictions(X, plausible_only)
 
     # -- model -----------------------------------------------------------------------
     def model(self, training: Mapping[str, object] | None = None) -> CostModel:

@@ -42,3 +42,15 @@ def test_the_first_fold_seed_is_the_planners_own_and_the_learner_is_left_alone()
     runs = [e for e in figures["runs"] if e is not None]
     assert len(figures["runs"]) == learner.n and sum(runs) / len(runs) == pytest.approx(cv)
     assert sum(figures["weights"]) == pytest.approx(1.0)
+    # the fixed-form folds refit the delivered terms: their runs average to their figure
+    fixed = figures["fixed"]
+    assert len(fixed["runs"]) == learner.n
+    assert sum(fixed["runs"]) / learner.n == pytest.approx(fixed["cv"])
+
+
+def test_the_fixed_form_estimates_read_the_recorded_figure_or_fall_back() -> None:
+    it = {"internal_error_pct": 8.0, "est": {"fixed": {"cv": 2.0}}}
+    assert estimate_study.ESTIMATES["fixed"](it) == 2.0
+    assert estimate_study.ESTIMATES["fixed-geo"](it) == pytest.approx(4.0)
+    assert estimate_study.ESTIMATES["fixed-mean"](it) == pytest.approx(5.0)
+    assert estimate_study.ESTIMATES["fixed"]({"internal_error_pct": 8.0, "est": {}}) == 8.0
