@@ -65,35 +65,14 @@ def _folds_of_seed(learner: Any, seed: int, folds: int = 5,
 
 
 def _fixed_form_folds(learner: Any, seed: int, folds: int = 5) -> dict[str, Any]:
-    """Like :func:`_folds_of_seed`, but each fold refits the delivered model's form (its
-    response and terms) instead of selecting one: the spread of the fit alone, without the
-    selection's (optimistic about the selection, as leave-one-out is)."""
+    """Like :func:`_folds_of_seed`, but each fold refits the delivered model's form
+    (``Learner.folds(fixed_form=True)``) instead of selecting one."""
     from nimo.model.support import clip_to_bounds
-    from nimo.planner.crossval import cross_validated
-    from nimo.predictors.residual import fit_field
 
-    X, T, bounds = learner.X, learner.T(), learner.bounds()
-    fast = learner._fast_options()
-
-    def fit(p: str, mask: np.ndarray) -> Any:
-        form = (learner.fitted[p].response, learner.fitted[p].terms)
-        return learner.fit_on(p, X[mask], learner.y(p)[mask], fast, structure=form)
-
-    def combine(parts: Any) -> np.ndarray:
-        return clip_to_bounds(learner.combine(parts), bounds)
-
-    hyper = learner._residual_hyper() if learner.use_residual else None
-
-    def correct(train: np.ndarray, in_fold: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        field = fit_field(learner._level_lists(), X[train], T[train], in_fold, hyper)
-        return np.ones(int(rows.sum())) if field is None else field.factor(X[rows])
-
-    cv = cross_validated(X, {p: learner.y(p) for p in learner.predictor_names}, T, fit,
-                         combine, folds, seed=seed,
-                         correct=correct if hyper is not None else None)
+    cv, T = learner.folds(seed, folds, fixed_form=True), learner.T()
     out_of_fold = cv.predicted
-    if hyper is not None:
-        out_of_fold = clip_to_bounds(out_of_fold * cv.factor, bounds)
+    if learner.use_residual:
+        out_of_fold = clip_to_bounds(out_of_fold * cv.factor, learner.bounds())
     return {"cv": _ape(T, out_of_fold), "runs": _run_errors(T, out_of_fold)}
 
 

@@ -209,7 +209,7 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
     if spec.predictors.get("residual") is True and spec.error not in CV_ERRORS:
         # the correction is kept or dropped inside the cross-validation: with another error
         # estimate it would silently never be used
-        raise checker.fail("predictors.residual", f"needs error: cv or cv_corrected (the "
-                           f"design has error: {spec.error})",
-                           hint="set error: cv_corrected, or drop predictors.residual")
+        raise checker.fail("predictors.residual", "needs a cross-validated error, one of "
+                           f"{', '.join(CV_ERRORS)} (the design has error: {spec.error})",
+                           hint="set error: cv_form, or drop predictors.residual")
     return spec

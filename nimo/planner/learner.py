@@ -6,6 +6,7 @@ or a single f_T when the data records only T ("direct" kind).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 
@@ -70,6 +71,7 @@ class Learner:
         self._loo_raw: dict[str, np.ndarray] | None = None
         self._cv_cache: tuple[int, tuple[float | None, dict[str, float | None]],
                               float | None] | None = None
+        self._fixed_cache: tuple[int, float | None] | None = None
         self._hyper: tuple[int, Hyper | None] | None = None
         self._field: tuple[int, ResidualField | None] | None = None
         self.use_residual = False  # the last cross-validation found the correction better
@@ -210,13 +212,35 @@ class Learner:
             return scores, None
         return scores, burman_corrected(scores[0], T, fold_T, self.apparent_T())
 
-    def folds(self, seed: int, folds: int = 5) -> Folds:
+    def fixed_form_error(self, folds: int = 5) -> float | None:
+        """K-fold error of T with the delivered forms (each predictor's response and terms)
+        refitted in every fold instead of selected afresh: the same folds, bounds and
+        residual correction as :meth:`cv_errors`, cached like it. Blind to the selection
+        (optimistic about it, as leave-one-out is) where :meth:`cv_errors` re-selects and
+        judges forms the delivered model does not have."""
+        if self.n < 4 or set(self.fitted) != set(self.predictor_names):
+            return None
+        self.cv_errors(folds)  # decides use_residual
+        cached = self._fixed_cache
+        if cached is None or not self._still_fresh(cached[0]):
+            cv = self.folds(self.n, folds, fixed_form=True)
+            predicted = cv.predicted * cv.factor if self.use_residual else cv.predicted
+            cached = self._fixed_cache = (
+                self.n, error_of(self.T(), clip_to_bounds(predicted, self.bounds())))
+        return cached[1]
+
+    def folds(self, seed: int, folds: int = 5, fixed_form: bool = False) -> Folds:
         """The k-fold cross-validation of the whole fit with fold seed ``seed`` (the
         planner's is the sample count), the residual correction fitted in every fold
-        whenever a kernel is chosen."""
+        whenever a kernel is chosen; ``fixed_form``: every fold refits the delivered
+        forms."""
         X, T, bounds = self.X, self.T(), self.bounds()
 
         def fit(p: str, mask: np.ndarray) -> FittedPredictor:
+            if fixed_form:  # a form the fold cannot pin down: the fold selects its own
+                form = (self.fitted[p].response, self.fitted[p].terms)
+                with contextlib.suppress(np.linalg.LinAlgError):
+                    return self.fit_on(p, X[mask], self.y(p)[mask], self._fast_options(), form)
             return self.fit_on(p, X[mask], self.y(p)[mask], self._fast_options())
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -9,6 +9,7 @@ runs out), and add it to ``ERROR_ESTIMATES`` under its name.
 from __future__ import annotations
 
 import abc
+import math
 from typing import TYPE_CHECKING, ClassVar
 
 from nimo.errors import ConfigError
@@ -71,6 +72,30 @@ class CorrectedCrossValidated(ErrorEstimate):
         return learner.cv_errors(corrected=True)
 
 
+class FormCrossValidated(ErrorEstimate):
+    """The geometric mean of ``cv``, whose folds select their own forms, and of the
+    fixed-form k-fold error, whose folds refit the delivered model's forms
+    (``Learner.fixed_form_error``). Where the selection is unstable, ``cv`` judges forms
+    the delivered model does not have and reads pessimistic; the fixed-form error is blind
+    to the selection and reads optimistic. The per-predictor errors are ``cv``'s."""
+
+    def score(self, learner: Learner) -> Scores:
+        scores = learner.cv_errors()
+        fixed = learner.fixed_form_error()
+        if scores[0] is None or fixed is None:
+            return scores
+        return math.sqrt(max(scores[0], 0.0) * max(fixed, 0.0)), scores[1]
+
+
+class FixedFormCrossValidated(ErrorEstimate):
+    """The fixed-form k-fold error alone (``Learner.fixed_form_error``)."""
+
+    def score(self, learner: Learner) -> Scores:
+        scores = learner.cv_errors()
+        fixed = learner.fixed_form_error()
+        return scores if fixed is None else (fixed, scores[1])
+
+
 class RandomTestSet(ErrorEstimate):
     """A fixed set of ``test_size`` seeded random assignments, run before the reference."""
 
@@ -106,12 +131,15 @@ class PbdfTestSet(ErrorEstimate):
         return []
 
 
-CV_ERRORS = ("cv", "cv_corrected")  # the estimates that run the k-fold cross-validation
+# the estimates that run the k-fold cross-validation
+CV_ERRORS = ("cv", "cv_corrected", "cv_form", "cv_fixed")
 
 ERROR_ESTIMATES: dict[str, type[ErrorEstimate]] = {
     "loo": LeaveOneOut,
     "cv": CrossValidated,
     "cv_corrected": CorrectedCrossValidated,
+    "cv_form": FormCrossValidated,
+    "cv_fixed": FixedFormCrossValidated,
     "test_random": RandomTestSet,
     "test_pbdf": PbdfTestSet,
 }
