@@ -172,21 +172,30 @@ def _over_seeds(how: Callable[[list[float]], float]) -> Estimate:
     return estimate
 
 
-def _nearest_weighted(blend: float) -> Estimate:
+def _nearest_weighted(blend: float, fixed: bool = False) -> Estimate:
     """The runs' out-of-fold errors weighted by their share of the candidate space
-    (``blend`` 1) or half that and half evenly (0.5)."""
+    (``blend`` 1) or half that and half evenly (0.5); ``fixed``: the fixed-form folds'."""
     def estimate(it: dict[str, Any]) -> float | None:
         est = it.get("est") or {}
-        runs, weights = est.get("runs"), est.get("weights")
+        runs = ((est.get("fixed") or {}).get("runs") if fixed else est.get("runs"))
+        weights = est.get("weights")
         if not runs or not weights:
             return it["internal_error_pct"]
-        e, w = np.asarray(runs, float), np.asarray(weights, float)
+        e = np.asarray([np.nan if v is None else v for v in runs], float)
+        w = np.asarray(weights, float)
         ok = np.isfinite(e)
         if not ok.any():
             return it["internal_error_pct"]
         w = blend * w[ok] / w[ok].sum() + (1 - blend) / ok.sum()
         return float(np.sum(w * e[ok]))
     return estimate
+
+
+def _nearest_form(it: dict[str, Any]) -> float | None:
+    """The geometric mean of the nearest-weighted re-selecting and fixed-form fold errors
+    (``cv_form`` with each run weighted by its share of the candidate space)."""
+    a, b = _nearest_weighted(1.0)(it), _nearest_weighted(1.0, fixed=True)(it)
+    return a if a is None or b is None else float(np.sqrt(max(a, 0.0) * max(b, 0.0)))
 
 
 def _with_burman(it: dict[str, Any], value: float | None) -> float | None:
@@ -212,6 +221,7 @@ ESTIMATES: dict[str, Estimate] = {
     "nearest": _nearest_weighted(1.0),
     "nearest-half": _nearest_weighted(0.5),
     "nearest-burman": lambda it: _with_burman(it, _nearest_weighted(1.0)(it)),
+    "nearest-form": _nearest_form,
     "mean-3": _over_seeds(lambda v: float(np.mean(v))),
     "median-3": _over_seeds(lambda v: float(np.median(v))),
     "burman-1": _burman(1),

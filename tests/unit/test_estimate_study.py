@@ -54,3 +54,20 @@ def test_the_fixed_form_estimates_read_the_recorded_figure_or_fall_back() -> Non
     assert estimate_study.ESTIMATES["fixed-geo"](it) == pytest.approx(4.0)
     assert estimate_study.ESTIMATES["fixed-mean"](it) == pytest.approx(5.0)
     assert estimate_study.ESTIMATES["fixed"]({"internal_error_pct": 8.0, "est": {}}) == 8.0
+
+
+def test_the_nearest_weighted_estimates_weight_runs_by_their_share_of_the_space() -> None:
+    it = {"internal_error_pct": 5.0, "est": {
+        "runs": [2.0, None, 10.0], "weights": [0.75, 0.05, 0.20],
+        "fixed": {"cv": 3.0, "runs": [1.0, 4.0, 5.0]}}}
+    # the run without an error is left out and the others' weights renormalised
+    assert estimate_study.ESTIMATES["nearest"](it) == pytest.approx(
+        (0.75 * 2 + 0.20 * 10) / 0.95)
+    # half by share, half evenly
+    assert estimate_study.ESTIMATES["nearest-half"](it) == pytest.approx(
+        0.5 * (0.75 * 2 + 0.20 * 10) / 0.95 + 0.5 * 6.0)
+    fixed = 0.75 * 1 + 0.05 * 4 + 0.20 * 5
+    assert estimate_study.ESTIMATES["nearest-form"](it) == pytest.approx(
+        ((0.75 * 2 + 0.20 * 10) / 0.95 * fixed) ** 0.5)
+    # without recorded runs: the planner's own figure
+    assert estimate_study.ESTIMATES["nearest-form"]({"internal_error_pct": 5.0, "est": {}}) == 5.0
