@@ -181,8 +181,7 @@ def _nearest_weighted(blend: float, fixed: bool = False) -> Estimate:
         weights = est.get("weights")
         if not runs or not weights:
             return it["internal_error_pct"]
-        e = np.asarray([np.nan if v is None else v for v in runs], float)
-        w = np.asarray(weights, float)
+        e, w = np.asarray(runs, float), np.asarray(weights, float)  # None -> NaN
         ok = np.isfinite(e)
         if not ok.any():
             return it["internal_error_pct"]
@@ -191,11 +190,16 @@ def _nearest_weighted(blend: float, fixed: bool = False) -> Estimate:
     return estimate
 
 
+def _geometric(a: float, b: float) -> float:
+    """The geometric mean of two errors, as ``cv_form`` blends its two."""
+    return float(np.sqrt(max(a, 0.0) * max(b, 0.0)))
+
+
 def _nearest_form(it: dict[str, Any]) -> float | None:
-    """The geometric mean of the nearest-weighted re-selecting and fixed-form fold errors
+    """:func:`_geometric` of the nearest-weighted re-selecting and fixed-form fold errors
     (``cv_form`` with each run weighted by its share of the candidate space)."""
     a, b = _nearest_weighted(1.0)(it), _nearest_weighted(1.0, fixed=True)(it)
-    return a if a is None or b is None else float(np.sqrt(max(a, 0.0) * max(b, 0.0)))
+    return a if a is None or b is None else _geometric(a, b)
 
 
 def _with_burman(it: dict[str, Any], value: float | None) -> float | None:
@@ -227,7 +231,7 @@ ESTIMATES: dict[str, Estimate] = {
     "burman-1": _burman(1),
     "burman-3": _burman(3),
     "fixed": _fixed(lambda cv, fixed: fixed),
-    "fixed-geo": _fixed(lambda cv, fixed: float(np.sqrt(cv * fixed))),
+    "fixed-geo": _fixed(_geometric),
     "fixed-mean": _fixed(lambda cv, fixed: (cv + fixed) / 2),
 }
 
