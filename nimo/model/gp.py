@@ -1,0 +1,119 @@
+"""A Gaussian process on log T (numpy only): the non-parametric member of the model family.
+
+Each attribute is scaled to [0, 1] over its levels, by its logarithm where every level is
+positive (a doubling of a capacity or a size counts alike anywhere on its range) and
+linearly otherwise. The kernel is Matern 5/2 with a length scale per attribute, ``signal *
+(1 + s + s^2 / 3) * exp(-s)`` with ``s = sqrt(5 * sum_j ((x_j - x'_j) / l_j)^2)``, plus
+``noise`` on the diagonal; the prior mean is the training runs' mean log T, so far from
+every run the prediction returns to it and its variance grows to the signal's.
+:mod:`nimo.predictors.gp` fits the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MAX_ABS_LOG_T = 50.0  # a predicted log T is held within e^+-50 s before exp
+
+
+@dataclass(frozen=True)
+class GPHyper:
+    """Per-attribute length scales (scaled units), signal and noise variances (log T)."""
+
+    lengthscales: tuple[float, ...]
+    signal: float
+    noise: float
+
+
+def log_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
+    """Each column to [0, 1] over its levels (by logarithm when all are positive, else
+    linearly), continued beyond them in the same units."""
+    X = np.atleast_2d(np.asarray(X, float))
+    out = np.empty_like(X)
+    for j, lv in enumerate(levels):
+        lo, hi = (float(min(lv)), float(max(lv))) if len(lv) else (0.0, 0.0)
+        if lo > 0 and hi > lo:
+            out[:, j] = np.log(np.maximum(X[:, j], lo * 1e-12) / lo) / math.log(hi / lo)
+        else:
+            out[:, j] = (X[:, j] - lo) / ((hi - lo) or 1.0)
+    return out
+
+
+def matern52(A: np.ndarray, B: np.ndarray, h: GPHyper) -> np.ndarray:
+    """The kernel between scaled rows A and B (no noise)."""
+    inv = 1.0 / np.asarray(h.lengthscales, float)
+    A, B = A * inv, B * inv
+    d2 = np.maximum((A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :]
+                    - 2.0 * A @ B.T, 0.0)
+    s = np.sqrt(5.0 * d2)
+    return h.signal * (1.0 + s + s * s / 3.0) * np.exp(-s)
+
+
+@dataclass(frozen=True, eq=False)
+class LogTProcess:
+    """The process conditioned on ``log_t`` at the training ``rows``."""
+
+    levels: Sequence[Sequence[float]]
+    rows: np.ndarray
+    log_t: np.ndarray
+    hyper: GPHyper
+    _scaled: np.ndarray = field(init=False, repr=False)
+    _chol: np.ndarray = field(init=False, repr=False)
+    _alpha: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", [[float(v) for v in lv] for lv in self.levels])
+        object.__setattr__(self, "rows", np.atleast_2d(np.asarray(self.rows, float)))
+        object.__setattr__(self, "log_t", np.asarray(self.log_t, float))
+        scaled = log_scaled(self.levels, self.rows)
+        K = matern52(scaled, scaled, self.hyper) + self.hyper.noise * np.eye(len(scaled))
+        chol = np.linalg.cholesky(K)
+        centred = self.log_t - self.mean
+        alpha = np.linalg.solve(chol.T, np.linalg.solve(chol, centred))
+        object.__setattr__(self, "_scaled", scaled)
+        object.__setattr__(self, "_chol", chol)
+        object.__setattr__(self, "_alpha", alpha)
+
+    @property
+    def mean(self) -> float:
+        return float(self.log_t.mean())
+
+    def predict_log(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance of log T at rows X (the variance without noise)."""
+        k = matern52(log_scaled(self.levels, X), self._scaled, self.hyper)
+        v = np.linalg.solve(self._chol, k.T)
+        var = np.maximum(self.hyper.signal - (v * v).sum(axis=0), 0.0)
+        return np.clip(self.mean + k @ self._alpha, -MAX_ABS_LOG_T, MAX_ABS_LOG_T), var
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted T (the exponential of the posterior mean of log T) at rows X."""
+        return np.exp(self.predict_log(X)[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"log_t": [float(v) for v in self.log_t],
+                "lengthscales": [float(v) for v in self.hyper.lengthscales],
+                "signal": self.hyper.signal, "noise": self.hyper.noise}
+
+
+def process_from(d: Any, levels: Sequence[Sequence[float]],
+                 support: Sequence[Sequence[float]] | None) -> LogTProcess | None:
+    """The ``gp`` field of a model's JSON over its support rows (None when absent)."""
+    if d is None:
+        return None
+    if not isinstance(d, Mapping) or support is None:
+        raise ValueError("'gp' needs 'support' and must be an object")
+    log_t = np.asarray([float(v) for v in d["log_t"]], float)
+    if log_t.size != len(support) or not np.isfinite(log_t).all():
+        raise ValueError("'gp.log_t' must hold one finite value per support row")
+    scales = tuple(float(v) for v in d["lengthscales"])
+    if len(scales) != len(levels) or not all(v > 0 for v in scales):
+        raise ValueError("'gp.lengthscales' must hold one positive number per attribute")
+    hyper = GPHyper(scales, float(d["signal"]), float(d["noise"]))
+    if not (hyper.signal >= 0 and hyper.noise > 0):
+        raise ValueError("'gp' needs signal >= 0 and noise > 0")
+    return LogTProcess(levels, np.asarray(support, float), log_t, hyper)
