@@ -18,13 +18,14 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from nimo.errors import ConfigError, ModelError
+from nimo.model.gp import LogTProcess, process_from
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 from nimo.model.residual import ResidualField, residual_from
 from nimo.model.support import Support, clip_to_bounds, support_from
 
 FORMAT = "nimo-cost-model"
-VERSION = 2  # 2: a model with a residual correction; others are still written as 1
+VERSION = 3  # 3: blended with a GP on log T; 2: a residual correction; others are 1
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
@@ -85,6 +86,9 @@ class CostModel:
     support: list[list[float]] | None = None
     # a Gaussian-process correction of the parametric T's log-residuals over the support
     residual: ResidualField | None = None
+    # blended with a Gaussian process on log T over the support: T = T_param^(1-w) G^w
+    gp: LogTProcess | None = None
+    gp_weight: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -177,13 +181,17 @@ class CostModel:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
         T = p["T"] if self.kind == "direct" else p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
-        return clip_to_bounds(T * self._correction(X), self.bounds)
+        return clip_to_bounds(T * self._correction(X, T), self.bounds)
 
-    def _correction(self, X: np.ndarray) -> np.ndarray | float:
-        """The residual correction's factor on T at rows X (1 without one)."""
-        if self.residual is None:
-            return 1.0
-        return self.residual.factor(self._matrix(X))
+    def _correction(self, X: np.ndarray, parametric: np.ndarray) -> np.ndarray | float:
+        """The factor the residual correction and the blend put on the parametric T at rows
+        X (1 without either)."""
+        factor = 1.0 if self.residual is None else self.residual.factor(self._matrix(X))
+        if self.gp is None or not self.gp_weight:
+            return factor
+        corrected = parametric * factor
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return factor * (self.gp.predict(self._matrix(X)) / corrected) ** self.gp_weight
 
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])
@@ -217,7 +225,7 @@ class CostModel:
                 denom = denom + c**2 / dof
         with np.errstate(divide="ignore", invalid="ignore"):
             nu = np.where(denom > 0, total**2 / denom, np.inf)
-        factor = self._correction(X)
+        factor = self._correction(X, m)
         return m * factor, total * factor**2, nu
 
     def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
@@ -264,7 +272,7 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION if self.residual is not None else 1,
+            "version": 3 if self.gp is not None else 2 if self.residual is not None else 1,
             "kind": self.kind,
             "created_at": self.created_at,
             "attributes": [
@@ -281,6 +289,8 @@ class CostModel:
             **({"bounds": [float(b) for b in self.bounds]} if self.bounds else {}),
             **({"support": self.support} if self.support else {}),
             **({"residual": self.residual.to_dict()} if self.residual is not None else {}),
+            **({"gp": {**self.gp.to_dict(), "weight": self.gp_weight}}
+               if self.gp is not None else {}),
         }
 
     @classmethod
@@ -308,11 +318,15 @@ class CostModel:
         except (TypeError, ValueError):
             raise ModelError("corrupt cost model: field 'reference' has a non-number") from None
         support = support_from(d.get("support"))
+        levels = [a.get("levels", ()) for a in attrs]
         try:
-            residual = residual_from(d.get("residual"),
-                                     [a.get("levels", ()) for a in attrs], support)
+            residual = residual_from(d.get("residual"), levels, support)
         except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
             raise ModelError(f"corrupt cost model: bad field 'residual' ({e})") from None
+        try:
+            gp, weight = process_from(d.get("gp"), levels, support)
+        except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
+            raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
         return cls(
             attributes=[dict(a) for a in attrs],
             reference=reference,
@@ -324,6 +338,8 @@ class CostModel:
             bounds=_bounds(d.get("bounds")),
             support=support,
             residual=residual,
+            gp=gp,
+            gp_weight=weight,
         )
 
     def to_json(self) -> str:

@@ -101,10 +101,11 @@ class LogTProcess:
 
 
 def process_from(d: Any, levels: Sequence[Sequence[float]],
-                 support: Sequence[Sequence[float]] | None) -> LogTProcess | None:
-    """The ``gp`` field of a model's JSON over its support rows (None when absent)."""
+                 support: Sequence[Sequence[float]] | None) -> tuple[LogTProcess | None, float]:
+    """The ``gp`` field of a model's JSON over its support rows: (the process, its blend
+    weight in (0, 1]); (None, 0.0) when absent."""
     if d is None:
-        return None
+        return None, 0.0
     if not isinstance(d, Mapping) or support is None:
         raise ValueError("'gp' needs 'support' and must be an object")
     log_t = np.asarray([float(v) for v in d["log_t"]], float)
@@ -116,4 +117,7 @@ def process_from(d: Any, levels: Sequence[Sequence[float]],
     hyper = GPHyper(scales, float(d["signal"]), float(d["noise"]))
     if not (hyper.signal >= 0 and hyper.noise > 0):
         raise ValueError("'gp' needs signal >= 0 and noise > 0")
-    return LogTProcess(levels, np.asarray(support, float), log_t, hyper)
+    weight = float(d["weight"])
+    if not 0.0 < weight <= 1.0:
+        raise ValueError("'gp.weight' must lie in (0, 1]")
+    return LogTProcess(levels, np.asarray(support, float), log_t, hyper), weight

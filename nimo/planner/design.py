@@ -206,10 +206,11 @@ def parse_design(raw: Mapping[str, Any] | None, where: str = "") -> DesignSpec:
         PredictorOptions.from_dict(spec.predictors)
     except ConfigError as e:
         raise checker.fail("", e.message, e.hint) from None
-    if spec.predictors.get("residual") is True and spec.error not in CV_ERRORS:
-        # the correction is kept or dropped inside the cross-validation: with another error
-        # estimate it would silently never be used
-        raise checker.fail("predictors.residual", "needs a cross-validated error, one of "
-                           f"{', '.join(CV_ERRORS)} (the design has error: {spec.error})",
-                           hint="set error: cv_form, or drop predictors.residual")
+    for key in ("residual", "gp"):
+        if spec.predictors.get(key) is True and spec.error not in CV_ERRORS:
+            # the correction (the blend) is chosen inside the cross-validation: with another
+            # error estimate it would silently never be used
+            raise checker.fail(f"predictors.{key}", "needs a cross-validated error, one of "
+                               f"{', '.join(CV_ERRORS)} (the design has error: {spec.error})",
+                               hint=f"set error: cv_form, or drop predictors.{key}")
     return spec

@@ -16,8 +16,10 @@ from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.model.features import Term
+from nimo.model.gp import GPHyper, LogTProcess
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
+from nimo.planner.blend import Blend, blended
 from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
     RUN_ERROR_CAP_PCT,
@@ -25,6 +27,7 @@ from nimo.planner.crossval import (
     burman_corrected,
     cross_validated,
     error_of,
+    fold_ids,
 )
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
@@ -75,6 +78,7 @@ class Learner:
         self._hyper: tuple[int, Hyper | None] | None = None
         self._field: tuple[int, ResidualField | None] | None = None
         self.use_residual = False  # the last cross-validation found the correction better
+        self._blend = Blend()  # predictors.gp: the fold-chosen blend with a GP on log T
         self.bounded = options.bounded
         self._committee = Committee(self)
 
@@ -105,6 +109,7 @@ class Learner:
     # -- fitting ---------------------------------------------------------------------
     def refit(self, predictors: Sequence[str] | None = None) -> None:
         self._loo_cache = self._loo_raw = self._field = None
+        self._blend.forget()
         X = self.X
         for p in predictors or self.predictor_names:
             y = self.y(p)
@@ -148,10 +153,7 @@ class Learner:
         if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
             return None
         x = np.asarray([self.space.from_dict(sample.assignment)], float)
-        raw = self.combine({p: f.predict(x) for p, f in self.fitted.items()})
-        field = self.residual_field()
-        if field is not None:
-            raw = raw * field.factor(x)
+        raw = self._corrected(self.combine({p: f.predict(x) for p, f in self.fitted.items()}), x)
         predicted = float(clip_to_bounds(raw, self._bounds_if_bounded())[0])
         if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
             return RUN_ERROR_CAP_PCT
@@ -208,6 +210,8 @@ class Learner:
         if self.use_residual:
             scores, fold_T = (corrected, scores[1]), clip_to_bounds(fold_T * cv.fold_factor,
                                                                     bounds)
+        if self.options.gp:
+            scores, fold_T = self._blend_folds(scores, fold_T, cv, folds)
         if scores[0] is None or set(self.fitted) != set(self.predictor_names):
             return scores, None
         return scores, burman_corrected(scores[0], T, fold_T, self.apparent_T())
@@ -225,6 +229,9 @@ class Learner:
         if cached is None or not self._still_fresh(cached[0]):
             cv = self.folds(self.n, folds, fixed_form=True)
             predicted = cv.predicted * cv.factor if self.use_residual else cv.predicted
+            if self._blend.weight and self._blend.oof is not None:
+                predicted = blended(clip_to_bounds(predicted, self.bounds()), self._blend.oof,
+                                    self._blend.weight)
             cached = self._fixed_cache = (
                 self.n, error_of(self.T(), clip_to_bounds(predicted, self.bounds())))
         return cached[1]
@@ -261,11 +268,42 @@ class Learner:
     def apparent_T(self) -> np.ndarray:
         """The delivered model's predicted T at its own training runs (bounds and residual
         correction as it predicts)."""
-        predicted = self._parametric_T()
+        return clip_to_bounds(self._corrected(self._parametric_T(), self.X), self.bounds())
+
+    def _corrected(self, parametric: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The parametric T at rows X with the residual correction and the blend, as the
+        delivered model applies them (before its bounds)."""
         field = self.residual_field()
         if field is not None:
-            predicted = predicted * field.factor(self.X)
-        return clip_to_bounds(predicted, self.bounds())
+            parametric = parametric * field.factor(X)
+        process = self.gp_process()
+        if process is None:
+            return parametric
+        return blended(parametric, process.predict(X), self._blend.weight)
+
+    # -- the blend with a Gaussian process on log T (predictors.gp) ---------------------
+    def _blend_folds(self, scores: tuple[float | None, dict[str, float | None]],
+                     fold_T: np.ndarray, cv: Folds, folds: int
+                     ) -> tuple[tuple[float | None, dict[str, float | None]], np.ndarray]:
+        """The scores and fold models' T of the blend whose weight the folds choose
+        (unchanged at weight 0)."""
+        bounds, factor = self.bounds(), cv.factor if self.use_residual else 1.0
+        parametric = clip_to_bounds(cv.predicted * factor, bounds)
+        ids = fold_ids(self.n, min(folds, self.n), self.n)  # the folds of self.folds(n)
+        error, fold_T = self._blend.fold_scores(
+            self._level_lists(), self.X, self.T(), parametric, fold_T, ids, self._gp_hyper(),
+            lambda t: clip_to_bounds(t, bounds))
+        return ((error, scores[1]) if self._blend.weight else scores), fold_T
+
+    def _gp_hyper(self) -> GPHyper | None:
+        if not (self.options.gp and self.bounded and self.fitted.keys() == set(
+                self.predictor_names)):
+            return None
+        return self._blend.hyper(self._level_lists(), self.X, self.T(), self._still_fresh)
+
+    def gp_process(self) -> LogTProcess | None:
+        """The process the delivered model blends in (None at weight 0)."""
+        return self._blend.process(self._level_lists(), self.X, self.T(), self._gp_hyper())
 
     def _still_fresh(self, computed_at: int) -> bool:
         """Whether a figure computed at ``computed_at`` samples may serve now: always after
@@ -338,18 +376,6 @@ class Learner:
         _, var, _ = model.predict_var_many(self.X)
         return calibration_of(LOO, self.T(), self.combine(self.loo_predictions()), var)
 
-    def test_errors(self, test: Sequence[Sample]) -> tuple[float | None, dict[str, float | None]]:
-        """Error on a fixed internal test set (never used for training)."""
-        if not test:
-            return None, {p: None for p in self.predictor_names}
-        Xt = np.asarray([self.space.from_dict(s.assignment) for s in test], float)
-        preds = {p: self.fitted[p].predict(Xt) for p in self.predictor_names}
-        per: dict[str, float | None] = {
-            p: internal_error_pct(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
-            for p in self.predictor_names
-        }
-        return internal_error_pct(np.asarray([s.T for s in test]), self.combine(preds)), per
-
     # -- committee (nimo.planner.committee) -------------------------------------------
     def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
         """Predicted T at rows X by the fitted model and by alternative fits of every
@@ -367,5 +393,7 @@ class Learner:
             bounds=self._bounds_if_bounded(),
             support=[list(r) for r in self._rows] if self.bounded and self.n else None,
             residual=self.residual_field(),
+            gp=self.gp_process(),
+            gp_weight=self._blend.weight,
         )
         return model.calibrated(self.calibration(model))

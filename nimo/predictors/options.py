@@ -49,6 +49,9 @@ class PredictorOptions:
     # with ``bounded``: a Gaussian-process correction of T's log-residuals over the training
     # runs (nimo.model.residual), used only while it lowers the cross-validated error
     residual: bool = False
+    # with ``bounded``: blend the model with a Gaussian process on log T, by the weight the
+    # cross-validation chooses (nimo.planner.blend; 0 keeps the parametric model alone)
+    gp: bool = False
     # after a new run, keep the previous fit's form (response and terms, refitted) unless the
     # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
     sticky: float = 0.0
@@ -74,9 +77,10 @@ class PredictorOptions:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
             raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
-        if self.residual and not self.bounded:
-            raise ConfigError("predictors.residual needs predictors.bounded: true",
-                              hint="the correction lives on the bounded model's support")
+        for key in ("residual", "gp"):
+            if getattr(self, key) and not self.bounded:
+                raise ConfigError(f"predictors.{key} needs predictors.bounded: true",
+                                  hint="the correction lives on the bounded model's support")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> PredictorOptions:
@@ -108,7 +112,7 @@ class PredictorOptions:
             except (TypeError, ValueError, OverflowError) as e:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
-                    "physical_ties", "residual", "load_ratios"):
+                    "physical_ties", "residual", "gp", "load_ratios"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -117,7 +121,7 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "sticky", "load_ratios"):
+        for key in ("residual", "gp", "sticky", "load_ratios"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -52,8 +52,9 @@ def test_a_fitted_process_follows_the_runs_and_survives_its_json() -> None:
     process = fit_process(LEVELS, X, T)
     assert process is not None
     assert np.abs(process.predict(X) / T - 1).max() < 0.1
-    again = process_from(process.to_dict(), LEVELS, X.tolist())
-    assert again is not None
+    again, weight = process_from({**process.to_dict(), "weight": 0.5}, LEVELS, X.tolist())
+    assert again is not None and weight == 0.5
+    assert process_from(None, LEVELS, X.tolist()) == (None, 0.0)
     Z = np.array([[3.0, 7.0], [12.0, 1.0]])
     assert again.predict(Z) == pytest.approx(process.predict(Z), rel=1e-12)
 
@@ -66,14 +67,53 @@ def test_no_kernel_from_too_few_or_non_positive_runs() -> None:
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"log_t": [1.0], "lengthscales": [1.0, 1.0], "signal": 1.0, "noise": 0.1},
+    ({"log_t": [1.0], "lengthscales": [1.0, 1.0], "signal": 1.0, "noise": 0.1, "weight": 1},
      "one finite value per support row"),
-    ({"log_t": [1.0] * 15, "lengthscales": [1.0], "signal": 1.0, "noise": 0.1},
+    ({"log_t": [1.0] * 15, "lengthscales": [1.0], "signal": 1.0, "noise": 0.1, "weight": 1},
      "one positive number per attribute"),
-    ({"log_t": [1.0] * 15, "lengthscales": [1.0, 1.0], "signal": 1.0, "noise": 0.0},
-     "noise > 0"),
+    ({"log_t": [1.0] * 15, "lengthscales": [1.0, 1.0], "signal": 1.0, "noise": 0.0,
+      "weight": 1}, "noise > 0"),
+    ({"log_t": [1.0] * 15, "lengthscales": [1.0, 1.0], "signal": 1.0, "noise": 0.1,
+      "weight": 0}, r"weight' must lie in \(0, 1\]"),
 ])
 def test_a_corrupt_gp_field_is_refused_with_what_would_be_valid(bad: dict, message: str) -> None:
     X, _ = _runs()
     with pytest.raises(ValueError, match=message):
         process_from(bad, LEVELS, X.tolist())
+
+
+def test_the_likelihood_gradient_is_the_finite_difference_one() -> None:
+    from nimo.predictors.gp import _negative_ll_and_gradient
+
+    X, T = _runs()
+    scaled = log_scaled(LEVELS, X)
+    diff2 = (scaled[:, None, :] - scaled[None, :, :]) ** 2
+    r = np.log(T) - np.log(T).mean()
+    theta = np.log([0.6, 0.3, 0.8, 0.02])
+    _, grad = _negative_ll_and_gradient(theta, diff2, r)
+    step = 1e-6
+    for i in range(theta.size):
+        up, down = theta.copy(), theta.copy()
+        up[i] += step
+        down[i] -= step
+        numeric = (_negative_ll_and_gradient(up, diff2, r)[0]
+                   - _negative_ll_and_gradient(down, diff2, r)[0]) / (2 * step)
+        assert grad[i] == pytest.approx(numeric, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_chosen_kernel_is_as_likely_as_scikit_learns_optimum() -> None:
+    from nimo.predictors.gp import _negative_ll
+
+    X, T = _runs()
+    scaled, y = log_scaled(LEVELS, X), np.log(T)
+    r = y - y.mean()
+    ours = choose_hyper(LEVELS, X, T)
+    assert ours is not None
+    kernel = ConstantKernel(1.0) * Matern([0.5, 0.5], (0.02, 100.0), nu=2.5) + WhiteKernel(
+        1e-3, (1e-6, 1.0))
+    fitted = GaussianProcessRegressor(kernel, n_restarts_optimizer=3, random_state=0).fit(
+        scaled, r).kernel_
+    theirs = GPHyper(tuple(fitted.k1.k2.length_scale), fitted.k1.k1.constant_value,
+                     fitted.k2.noise_level)
+    assert _negative_ll(scaled, r, ours) <= _negative_ll(scaled, r, theirs) + 0.5

@@ -12,7 +12,11 @@ import abc
 import math
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
+
 from nimo.errors import ConfigError
+from nimo.metrics import internal_error_pct
+from nimo.planner.targets import TARGET_OF
 from nimo.records import Sample
 from nimo.space import Assignment
 
@@ -100,7 +104,7 @@ class RandomTestSet(ErrorEstimate):
     """A fixed set of ``test_size`` seeded random assignments, run before the reference."""
 
     def score(self, learner: Learner) -> Scores:
-        return learner.test_errors(self.samples)
+        return held_out_errors(learner, self.samples)
 
     def plan_test_set(self, view: PlanView) -> list[Assignment]:
         if self.held_out:
@@ -122,7 +126,7 @@ class PbdfTestSet(ErrorEstimate):
     trains_on_pbdf = False
 
     def score(self, learner: Learner) -> Scores:
-        return learner.test_errors(self.samples)
+        return held_out_errors(learner, self.samples)
 
     def plan_test_set(self, view: PlanView) -> list[Assignment]:
         if not self.held_out:
@@ -143,3 +147,16 @@ ERROR_ESTIMATES: dict[str, type[ErrorEstimate]] = {
     "test_random": RandomTestSet,
     "test_pbdf": PbdfTestSet,
 }
+
+
+def held_out_errors(learner: Learner, test: list[Sample]) -> Scores:
+    """The learner's error on a fixed internal test set (never used for training)."""
+    names = learner.predictor_names
+    if not test:
+        return None, dict.fromkeys(names)
+    Xt = np.asarray([learner.space.from_dict(s.assignment) for s in test], float)
+    preds = {p: learner.fitted[p].predict(Xt) for p in names}
+    per: dict[str, float | None] = {
+        p: internal_error_pct(np.asarray([s.target(TARGET_OF[p]) for s in test]), preds[p])
+        for p in names}
+    return internal_error_pct(np.asarray([s.T for s in test]), learner.combine(preds)), per

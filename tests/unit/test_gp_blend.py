@@ -1,0 +1,141 @@
+"""The fold-chosen blend with a Gaussian process on log T (``predictors.gp``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nimo.errors import ConfigError, ModelError
+from nimo.model import CostModel
+from nimo.planner.blend import Blend, blended
+from nimo.planner.learner import Learner
+from nimo.predictors import PredictorOptions
+from nimo.records import Sample
+from nimo.space import Attribute, ResourceSpace
+
+MEM = tuple(float(v) for v in range(1, 17))
+CPU = (0.25, 0.5, 0.75, 1.0)
+TRAIN = np.sort(np.random.default_rng(1).permutation(len(MEM) * len(CPU))[:32])
+
+
+def grid() -> np.ndarray:
+    return np.array([[m, c] for m in MEM for c in CPU])
+
+
+def smooth_knee(X: np.ndarray) -> np.ndarray:
+    """A run time no form of the (identity, reciprocal) terms holds: a smooth memory knee
+    that deepens as the CPU share falls."""
+    mem, cpu = X[:, 0], X[:, 1]
+    return 20.0 + 80.0 / cpu * (1.0 + 3.0 / (1.0 + np.exp(mem - 6.0)))
+
+
+def parametric(X: np.ndarray) -> np.ndarray:
+    return 20.0 + 80.0 / X[:, 1]
+
+
+def learner_on(truth, gp: bool) -> Learner:
+    space = ResourceSpace((Attribute("mem", MEM), Attribute("cpu", CPU)))
+    learner = Learner(space, "direct", (8.0, 0.5),
+                      PredictorOptions(bounded=True, gp=gp, final_fit="numpy",
+                                       transforms=("identity", "reciprocal")))
+    learner.active["f_T"] = ["mem", "cpu"]
+    X = grid()[TRAIN]
+    for (m, c), T in zip(X, truth(X), strict=True):
+        learner.add(Sample(assignment={"mem": m, "cpu": c}, T=float(T)))
+    learner.refit()
+    learner.cv_errors()  # chooses the blend's weight
+    return learner
+
+
+def unseen_mape(model: CostModel, truth) -> float:
+    X = np.delete(grid(), TRAIN, axis=0)
+    return float(np.mean(np.abs(model.predict_many(X) - truth(X)) / truth(X)) * 100)
+
+
+def test_the_folds_blend_in_the_process_where_the_form_misses_and_it_pays() -> None:
+    plain, blend = learner_on(smooth_knee, False), learner_on(smooth_knee, True)
+    assert blend._blend.weight > 0
+    plain_cv, blend_cv = plain.cv_errors()[0], blend.cv_errors()[0]
+    assert plain_cv is not None and blend_cv is not None and blend_cv < plain_cv
+    assert unseen_mape(blend.model(), smooth_knee) < 0.7 * unseen_mape(plain.model(), smooth_knee)
+    # the error on the runs themselves and the fixed-form folds read the blend too
+    assert blend.fixed_form_error() is not None
+    assert blend.fixed_form_error() < plain.fixed_form_error()
+
+
+def test_a_form_that_holds_keeps_the_model_parametric() -> None:
+    learner = learner_on(parametric, True)
+    assert learner._blend.weight == 0.0 and learner.gp_process() is None
+    model = learner.model()
+    assert model.gp is None and json.loads(model.to_json())["version"] == 1
+    assert unseen_mape(model, parametric) < 0.5
+
+
+def test_a_blended_model_round_trips_through_json_as_version_3() -> None:
+    model = learner_on(smooth_knee, True).model()
+    d = json.loads(model.to_json())
+    assert d["version"] == 3 and 0 < d["gp"]["weight"] <= 1
+    assert len(d["gp"]["log_t"]) == len(d["support"])
+    again = CostModel.from_dict(d)
+    np.testing.assert_allclose(again.predict_many(grid()), model.predict_many(grid()),
+                               rtol=1e-9)
+    # the interval is centred on the blended prediction
+    p = again.predict_interval({"mem": 3.0, "cpu": 0.5})
+    assert p.mean == pytest.approx(float(model.predict_many(np.array([[3.0, 0.5]]))[0]))
+    assert p.lo < p.mean < p.hi
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d["gp"].update(weight=0.0),
+    lambda d: d["gp"].update(weight=1.5),
+    lambda d: d["gp"].pop("weight"),
+    lambda d: d["gp"].update(log_t=[1.0]),
+    lambda d: d.pop("support"),
+])
+def test_a_damaged_gp_field_is_a_one_line_model_error(damage) -> None:
+    d = json.loads(learner_on(smooth_knee, True).model().to_json())
+    damage(d)
+    with pytest.raises(ModelError, match="gp"):
+        CostModel.from_dict(d)
+
+
+def test_the_option_needs_a_bounded_model_and_a_cross_validated_error() -> None:
+    from nimo.planner.design import parse_design
+
+    assert PredictorOptions.from_dict({"bounded": True, "gp": True}).gp
+    with pytest.raises(ConfigError, match="predictors.gp needs predictors.bounded"):
+        PredictorOptions.from_dict({"gp": True})
+    with pytest.raises(ConfigError, match="predictors.gp must be true or false"):
+        PredictorOptions.from_dict({"bounded": True, "gp": "yes"})
+    with pytest.raises(ConfigError, match=r"d.yaml: predictors.gp: needs a cross-validated"):
+        parse_design({"predictors": {"bounded": True, "gp": True}, "error": "loo"}, "d.yaml")
+    assert "gp" not in PredictorOptions().to_dict()
+
+
+def test_a_blended_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
+    model = learner_on(smooth_knee, True).model()
+    path = model.save(tmp_path / "m.json")
+    code = ("import sys; from nimo.model import load_model; "
+            f"m = load_model({str(path)!r}); print(m.predict({{'mem': 3, 'cpu': 0.5}})); "
+            "print(sorted({k.split('.')[0] for k in sys.modules} & "
+            "{'scipy', 'statsmodels', 'sklearn'}))")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, check=True).stdout.split("\n")
+    expected = float(model.predict_many(np.array([[3.0, 0.5]]))[0])
+    assert float(out[0]) == pytest.approx(expected, rel=1e-9) and out[1] == "[]"
+
+
+def test_the_weight_is_the_folds_best_and_zero_without_a_process_prediction() -> None:
+    T = np.array([10.0, 20.0, 30.0, 40.0])
+    blend = Blend()
+    assert blend.choose(T, T * 1.5, T, lambda t: t) == 1.0
+    assert blend.choose(T, T, T * 1.5, lambda t: t) == 0.0
+    assert blend.choose(T, T * 1.5, T * 1.5, lambda t: t) == 0.0  # a tie: the smaller
+    assert blend.choose(T, T * 1.5, np.array([10.0, np.nan, 30.0, 40.0]), lambda t: t) == 0.0
+    np.testing.assert_allclose(blended(np.array([4.0]), np.array([16.0]), 0.5), [8.0])
