@@ -86,7 +86,7 @@ class CostModel:
     support: list[list[float]] | None = None
     # a Gaussian-process correction of the parametric T's log-residuals over the support
     residual: ResidualField | None = None
-    # blended with a Gaussian process on log T over the support: T = T_param^(1-w) G^w
+    # blended with a Gaussian process on log T over the support (nimo.planner.blend)
     gp: LogTProcess | None = None
     gp_weight: float = 0.0
 
@@ -189,9 +189,9 @@ class CostModel:
         factor = 1.0 if self.residual is None else self.residual.factor(self._matrix(X))
         if self.gp is None or not self.gp_weight:
             return factor
-        corrected = parametric * factor
+        gp, informed = self.gp.predict_informed(self._matrix(X))
         with np.errstate(divide="ignore", invalid="ignore"):
-            return factor * (self.gp.predict(self._matrix(X)) / corrected) ** self.gp_weight
+            return factor * (gp / (parametric * factor)) ** (self.gp_weight * informed)
 
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])

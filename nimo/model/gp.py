@@ -5,7 +5,8 @@ positive (a doubling of a capacity or a size counts alike anywhere on its range)
 linearly otherwise. The kernel is Matern 5/2 with a length scale per attribute, ``signal *
 (1 + s + s^2 / 3) * exp(-s)`` with ``s = sqrt(5 * sum_j ((x_j - x'_j) / l_j)^2)``, plus
 ``noise`` on the diagonal; the prior mean is the training runs' mean log T, so far from
-every run the prediction returns to it and its variance grows to the signal's.
+every run the prediction returns to it and its variance grows to the signal's (a blend
+weighs it by :meth:`LogTProcess.predict_informed`, so the parametric form speaks there).
 :mod:`nimo.predictors.gp` fits the kernel.
 """
 
@@ -93,6 +94,14 @@ class LogTProcess:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted T (the exponential of the posterior mean of log T) at rows X."""
         return np.exp(self.predict_log(X)[0])
+
+    def predict_informed(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(predicted T, how far the runs inform it) at rows X: the share of the prior
+        variance the runs explain, 1 at a run without noise, 0 far from every run."""
+        log_t, var = self.predict_log(X)
+        if self.hyper.signal <= 0:
+            return np.exp(log_t), np.zeros(log_t.size)
+        return np.exp(log_t), np.clip(1.0 - var / self.hyper.signal, 0.0, 1.0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"log_t": [float(v) for v in self.log_t],

@@ -1,8 +1,10 @@
 """The fold-chosen blend of the parametric model with a Gaussian process on log T
 (``predictors.gp``; :mod:`nimo.model.gp`).
 
-The delivered T is ``P^(1-w) G^w``: P the parametric model (with its residual correction when
-used), G the process conditioned on every run. ``w`` is the weight in ``WEIGHTS`` whose
+The delivered T is ``P^(1-v) G^v`` with ``v = w c(x)``: P the parametric model (with its
+residual correction when used), G the process conditioned on every run, ``c(x)`` the share
+of G's prior variance the runs explain at x (1 near runs, 0 far from all: there P speaks
+alone, as G returns to the mean log T). ``w`` is the weight in ``WEIGHTS`` whose
 blend of the folds' out-of-fold predictions has the lowest error, on the same folds that
 judge P, so the reported cross-validated error is the blend's (w = 0: P alone, as without
 the option). The kernel is chosen on all the runs, refreshed as the residual kernel is, and
@@ -32,6 +34,7 @@ class Blend:
         self._process: tuple[int, LogTProcess | None] | None = None
         self.weight = 0.0
         self.oof: np.ndarray | None = None  # the last cross-validation's out-of-fold G
+        self.oof_informed: np.ndarray | None = None  # ... and how far its runs inform it
 
     def hyper(self, levels: Sequence[Sequence[float]], X: np.ndarray, T: np.ndarray,
               fresh: Fresh) -> GPHyper | None:
@@ -42,15 +45,17 @@ class Blend:
 
     def fold_predictions(self, levels: Sequence[Sequence[float]], X: np.ndarray,
                          T: np.ndarray, ids: np.ndarray, hyper: GPHyper
-                         ) -> tuple[np.ndarray, np.ndarray]:
-        """(out-of-fold G at every run, each fold's G at every run: one row per fold)."""
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Out-of-fold G and informed share at every run, then each fold's at every run
+        (one row per fold)."""
         k = int(ids.max()) + 1
-        at_all = np.full((k, T.size), np.nan)
+        at_all, informed = np.full((k, T.size), np.nan), np.zeros((k, T.size))
         for f in range(k):
             process = fit_process(levels, X[ids != f], T[ids != f], hyper)
             if process is not None:
-                at_all[f] = process.predict(X)
-        return at_all[ids, np.arange(T.size)], at_all
+                at_all[f], informed[f] = process.predict_informed(X)
+        own = (ids, np.arange(T.size))
+        return at_all[own], informed[own], at_all, informed
 
     def fold_scores(self, levels: Sequence[Sequence[float]], X: np.ndarray, T: np.ndarray,
                     parametric: np.ndarray, fold_T: np.ndarray, ids: np.ndarray,
@@ -59,24 +64,33 @@ class Blend:
         """(the blend's error of the out-of-fold T, the fold models' blended T at every
         run) at the weight the folds choose for ``parametric`` (P's out-of-fold T); (None,
         ``fold_T``) at weight 0 or without a kernel."""
-        self.weight, self.oof = 0.0, None
+        self.weight, self.oof, self.oof_informed = 0.0, None, None
         if hyper is None:
             return None, fold_T
-        self.oof, at_all = self.fold_predictions(levels, X, T, ids, hyper)
-        w = self.choose(T, parametric, self.oof, hold)
+        self.oof, self.oof_informed, at_all, informed = self.fold_predictions(
+            levels, X, T, ids, hyper)
+        w = self.choose(T, parametric, self.oof, self.oof_informed, hold)
         if not w:
             return None, fold_T
-        return error_of(T, hold(blended(parametric, self.oof, w))), hold(
-            blended(fold_T, at_all, w))
+        return error_of(T, hold(blended(parametric, self.oof, w * self.oof_informed))), hold(
+            blended(fold_T, at_all, w * informed))
+
+    def out_of_fold(self, parametric: np.ndarray) -> np.ndarray:
+        """Out-of-fold ``parametric`` T blended as the last cross-validation chose."""
+        if not self.weight or self.oof is None or self.oof_informed is None:
+            return parametric
+        return blended(parametric, self.oof, self.weight * self.oof_informed)
 
     def choose(self, T: np.ndarray, parametric: np.ndarray, gp: np.ndarray,
-               hold: Callable[[np.ndarray], np.ndarray]) -> float:
+               informed: np.ndarray | float, hold: Callable[[np.ndarray], np.ndarray]
+               ) -> float:
         """The weight whose blend of the out-of-fold predictions errs least (ties: the
         smaller weight); 0 where G has no prediction. Sets and returns ``weight``."""
         self.weight = 0.0
         if not np.isfinite(gp).all():
             return self.weight
-        errors = {w: error_of(T, hold(blended(parametric, gp, w))) for w in WEIGHTS}
+        errors = {w: error_of(T, hold(blended(parametric, gp, w * informed)))
+                  for w in WEIGHTS}
         scored = {w: e for w, e in errors.items() if e is not None}
         if scored:
             self.weight = min(scored, key=lambda w: (scored[w], w))
@@ -96,8 +110,10 @@ class Blend:
         self._process = None
 
 
-def blended(parametric: np.ndarray, gp: np.ndarray | float, weight: float) -> np.ndarray:
-    """``P^(1-w) G^w`` (P alone at w = 0, whatever G)."""
-    if not weight:
+def blended(parametric: np.ndarray, gp: np.ndarray | float, weight: np.ndarray | float
+            ) -> np.ndarray:
+    """``P^(1-v) G^v`` with v the (per-row) weight (P alone where v = 0, whatever G)."""
+    v = np.asarray(weight, float)
+    if not v.any():
         return np.asarray(parametric, float)
-    return np.asarray(parametric, float) ** (1.0 - weight) * np.asarray(gp, float) ** weight
+    return np.asarray(parametric, float) ** (1.0 - v) * np.asarray(gp, float) ** v

@@ -229,9 +229,7 @@ class Learner:
         if cached is None or not self._still_fresh(cached[0]):
             cv = self.folds(self.n, folds, fixed_form=True)
             predicted = cv.predicted * cv.factor if self.use_residual else cv.predicted
-            if self._blend.weight and self._blend.oof is not None:
-                predicted = blended(clip_to_bounds(predicted, self.bounds()), self._blend.oof,
-                                    self._blend.weight)
+            predicted = self._blend.out_of_fold(clip_to_bounds(predicted, self.bounds()))
             cached = self._fixed_cache = (
                 self.n, error_of(self.T(), clip_to_bounds(predicted, self.bounds())))
         return cached[1]
@@ -279,7 +277,8 @@ class Learner:
         process = self.gp_process()
         if process is None:
             return parametric
-        return blended(parametric, process.predict(X), self._blend.weight)
+        gp, informed = process.predict_informed(X)
+        return blended(parametric, gp, self._blend.weight * informed)
 
     # -- the blend with a Gaussian process on log T (predictors.gp) ---------------------
     def _blend_folds(self, scores: tuple[float | None, dict[str, float | None]],

@@ -134,8 +134,13 @@ def test_a_blended_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
 def test_the_weight_is_the_folds_best_and_zero_without_a_process_prediction() -> None:
     T = np.array([10.0, 20.0, 30.0, 40.0])
     blend = Blend()
-    assert blend.choose(T, T * 1.5, T, lambda t: t) == 1.0
-    assert blend.choose(T, T, T * 1.5, lambda t: t) == 0.0
-    assert blend.choose(T, T * 1.5, T * 1.5, lambda t: t) == 0.0  # a tie: the smaller
-    assert blend.choose(T, T * 1.5, np.array([10.0, np.nan, 30.0, 40.0]), lambda t: t) == 0.0
+    assert blend.choose(T, T * 1.5, T, 1.0, lambda t: t) == 1.0
+    assert blend.choose(T, T, T * 1.5, 1.0, lambda t: t) == 0.0
+    assert blend.choose(T, T * 1.5, T * 1.5, 1.0, lambda t: t) == 0.0  # a tie: the smaller
+    nan = np.array([10.0, np.nan, 30.0, 40.0])
+    assert blend.choose(T, T * 1.5, nan, 1.0, lambda t: t) == 0.0
+    # where the runs do not inform G at all, no weight changes anything: P's alone
+    assert blend.choose(T, T * 1.5, T, 0.0, lambda t: t) == 0.0
     np.testing.assert_allclose(blended(np.array([4.0]), np.array([16.0]), 0.5), [8.0])
+    np.testing.assert_allclose(blended(np.array([4.0, 4.0]), np.array([16.0, 16.0]),
+                                       np.array([0.0, 1.0])), [4.0, 16.0])

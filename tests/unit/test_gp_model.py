@@ -117,3 +117,10 @@ def test_the_chosen_kernel_is_as_likely_as_scikit_learns_optimum() -> None:
     theirs = GPHyper(tuple(fitted.k1.k2.length_scale), fitted.k1.k1.constant_value,
                      fitted.k2.noise_level)
     assert _negative_ll(scaled, r, ours) <= _negative_ll(scaled, r, theirs) + 0.5
+
+
+def test_the_runs_inform_the_process_near_them_and_not_far_away() -> None:
+    X, T = _runs()
+    process = LogTProcess(LEVELS, X, np.log(T), GPHyper((0.3, 0.3), 0.5, 0.001))
+    _, informed = process.predict_informed(np.array([[1.0, 0.0], [3.0, 2.5], [1e9, 1e4]]))
+    assert informed[0] > 0.99 and 0.0 < informed[1] <= 1.0 and informed[2] == pytest.approx(0)
