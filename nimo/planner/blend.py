@@ -23,6 +23,9 @@ from nimo.planner.crossval import error_of
 from nimo.predictors.gp import choose_hyper, fit_process
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# a weight is taken only when it cuts P's fold error by a fifth, as the residual correction
+# (the best of several noisy estimates is biased low)
+GAIN = 0.8
 Fresh = Callable[[int], bool]
 
 
@@ -92,8 +95,10 @@ class Blend:
         errors = {w: error_of(T, hold(blended(parametric, gp, w * informed)))
                   for w in WEIGHTS}
         scored = {w: e for w, e in errors.items() if e is not None}
-        if scored:
-            self.weight = min(scored, key=lambda w: (scored[w], w))
+        if scored and errors[0.0] is not None:
+            best = min(scored, key=lambda w: (scored[w], w))
+            if scored[best] < GAIN * errors[0.0]:
+                self.weight = best
         return self.weight
 
     def process(self, levels: Sequence[Sequence[float]], X: np.ndarray, T: np.ndarray,
