@@ -15,9 +15,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 
 from nimo.model.gp import GPHyper, LogTProcess, log_scaled, matern52
+from nimo.predictors.residual import log_likelihood, negative_ll_and_gradient, refined
 
 MIN_RUNS = 5
 MAX_HYPER_RUNS = 120
@@ -62,14 +62,10 @@ def _optimised(scaled: np.ndarray, r: np.ndarray, start: GPHyper, total: float) 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         return _negative_ll_and_gradient(theta, diff2, r)
 
-    try:
-        res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": 80})
-    except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+    theta = refined(objective, theta0, bounds, maxiter=80)
+    if theta is None:
         return start
-    if not np.isfinite(res.fun) or res.fun > objective(theta0)[0]:
-        return start
-    t = np.exp(res.x)
+    t = np.exp(theta)
     return GPHyper(tuple(float(v) for v in t[:k]), float(t[k]), float(t[k + 1]))
 
 
@@ -83,30 +79,13 @@ def _negative_ll_and_gradient(theta: np.ndarray, diff2: np.ndarray, r: np.ndarra
     s = np.sqrt(5.0 * scaled2.sum(axis=2))
     e = np.exp(-s)
     Kf = signal * (1.0 + s + s * s / 3.0) * e
-    try:
-        chol = np.linalg.cholesky(Kf + noise * np.eye(r.size))
-    except np.linalg.LinAlgError:
-        return 1e10, np.zeros(theta.size)
-    inv = np.linalg.solve(chol.T, np.linalg.solve(chol, np.eye(r.size)))
-    alpha = inv @ r
-    W = np.outer(alpha, alpha) - inv
-    grad = np.empty(theta.size)
-    common = W * (signal * 5.0 / 3.0 * (1.0 + s) * e)
-    grad[:k] = 0.5 * np.einsum("ij,ijk->k", common, scaled2)
-    grad[k] = 0.5 * (W * Kf).sum()
-    grad[k + 1] = 0.5 * noise * np.trace(W)
-    ll = -0.5 * r @ alpha - np.log(np.diag(chol)).sum()
-    return float(-ll), -grad
+    slope = signal * 5.0 / 3.0 * (1.0 + s) * e
+    return negative_ll_and_gradient(
+        Kf, noise, r, k, lambda W: np.einsum("ij,ijk->k", W * slope, scaled2))
 
 
 def _negative_ll(scaled: np.ndarray, r: np.ndarray, h: GPHyper) -> float:
-    K = matern52(scaled, scaled, h) + h.noise * np.eye(r.size)
-    try:
-        chol = np.linalg.cholesky(K)
-    except np.linalg.LinAlgError:
-        return math.inf
-    a = np.linalg.solve(chol, r)
-    return float(0.5 * a @ a + np.log(np.diag(chol)).sum())
+    return -log_likelihood(matern52(scaled, scaled, h) + h.noise * np.eye(r.size), r)
 
 
 def fit_process(levels: Sequence[Sequence[float]], rows: np.ndarray, T: np.ndarray,

@@ -10,7 +10,7 @@ no correction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import minimize
@@ -63,15 +63,28 @@ def _optimised(scaled: np.ndarray, r: np.ndarray, start: Hyper, total: float) ->
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         return _negative_ll_and_gradient(theta, sq, r)
 
+    theta = refined(objective, theta0, bounds, maxiter=60)
+    if theta is None:
+        return start
+    t = np.exp(theta)
+    return Hyper(tuple(float(v) for v in t[:k]), float(t[k]), float(t[k + 1]))
+
+
+Objective = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+
+def refined(objective: Objective, theta0: np.ndarray, bounds: Sequence[tuple[float, float]],
+            maxiter: int) -> np.ndarray | None:
+    """``theta0`` refined by L-BFGS-B on ``objective`` (value and gradient); None when the
+    refinement fails or ends no better than it started."""
     try:
         res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": 60})
+                       options={"maxiter": maxiter})
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
-        return start
+        return None
     if not np.isfinite(res.fun) or res.fun > objective(theta0)[0]:
-        return start
-    t = np.exp(res.x)
-    return Hyper(tuple(float(v) for v in t[:k]), float(t[k]), float(t[k + 1]))
+        return None
+    return np.asarray(res.x, float)
 
 
 def _negative_ll_and_gradient(theta: np.ndarray, sq: np.ndarray, r: np.ndarray
@@ -79,25 +92,38 @@ def _negative_ll_and_gradient(theta: np.ndarray, sq: np.ndarray, r: np.ndarray
     k = sq.shape[2]
     ls2, signal, noise = np.exp(2 * theta[:k]), math.exp(theta[k]), math.exp(theta[k + 1])
     Kf = signal * np.exp(-0.5 * (sq / ls2).sum(axis=2))
-    K = Kf + noise * np.eye(r.size)
+    return negative_ll_and_gradient(
+        Kf, noise, r, k, lambda W: np.einsum("ij,ijk->k", W * Kf, sq) / ls2)
+
+
+def negative_ll_and_gradient(Kf: np.ndarray, noise: float, r: np.ndarray, k: int,
+                             length_gradient: Callable[[np.ndarray], np.ndarray]
+                             ) -> tuple[float, np.ndarray]:
+    """A GP's negative log marginal likelihood of ``r`` and its gradient in (log length
+    scales, log signal, log noise), from the noiseless kernel matrix ``Kf`` (signal x shape)
+    and ``length_gradient(W)``, the trace of ``W dK/dlog l_j`` for each of the ``k`` length
+    scales, with
+    ``W = alpha alpha' - K^-1``; 1e10 where the kernel matrix is not positive definite."""
     try:
-        chol = np.linalg.cholesky(K)
+        chol = np.linalg.cholesky(Kf + noise * np.eye(r.size))
     except np.linalg.LinAlgError:
-        return 1e10, np.zeros(theta.size)
+        return 1e10, np.zeros(k + 2)
     inv = np.linalg.solve(chol.T, np.linalg.solve(chol, np.eye(r.size)))
     alpha = inv @ r
     W = np.outer(alpha, alpha) - inv
-    grad = np.empty(theta.size)
-    WK = W * Kf
-    grad[:k] = 0.5 * np.einsum("ij,ijk->k", WK, sq) / ls2
-    grad[k] = 0.5 * WK.sum()
-    grad[k + 1] = 0.5 * noise * np.trace(W)
+    lengths = length_gradient(W)
+    grad = np.concatenate([0.5 * lengths, [0.5 * (W * Kf).sum(), 0.5 * noise * np.trace(W)]])
     ll = -0.5 * r @ alpha - np.log(np.diag(chol)).sum()
     return float(-ll), -grad
 
 
 def _log_likelihood(scaled: np.ndarray, r: np.ndarray, h: Hyper) -> float:
-    K = kernel(scaled, scaled, h) + h.noise * np.eye(r.size)
+    return log_likelihood(kernel(scaled, scaled, h) + h.noise * np.eye(r.size), r)
+
+
+def log_likelihood(K: np.ndarray, r: np.ndarray) -> float:
+    """The log marginal likelihood of ``r`` under the kernel matrix ``K`` (noise included,
+    up to a constant); -inf where K is not positive definite."""
     try:
         chol = np.linalg.cholesky(K)
     except np.linalg.LinAlgError:
