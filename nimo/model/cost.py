@@ -86,8 +86,7 @@ class CostModel:
     support: list[list[float]] | None = None
     # a Gaussian-process correction of the parametric T's log-residuals over the support
     residual: ResidualField | None = None
-    # blended with a Gaussian process on log T over the support (nimo.planner.blend)
-    gp: LogTProcess | None = None
+    gp: LogTProcess | None = None  # blended in (nimo.planner.blend): T^(1-w c) G^(w c)
     gp_weight: float = 0.0
 
     def __post_init__(self) -> None:
@@ -181,17 +180,21 @@ class CostModel:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
         T = p["T"] if self.kind == "direct" else p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
-        return clip_to_bounds(T * self._correction(X, T), self.bounds)
+        return clip_to_bounds(self._corrected(X, T)[0], self.bounds)
 
-    def _correction(self, X: np.ndarray, parametric: np.ndarray) -> np.ndarray | float:
-        """The factor the residual correction and the blend put on the parametric T at rows
-        X (1 without either)."""
+    def _corrected(self, X: np.ndarray, parametric: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray | float]:
+        """(T at rows X with the residual correction and the blend, before the bounds; the
+        factor on its spread). The blend starts from T held in the bounds (never NaN)."""
         factor = 1.0 if self.residual is None else self.residual.factor(self._matrix(X))
+        T = parametric * factor
         if self.gp is None or not self.gp_weight:
-            return factor
+            return T, factor
+        held = clip_to_bounds(T, self.bounds)
         gp, informed = self.gp.predict_informed(self._matrix(X))
+        out = held ** (1.0 - self.gp_weight * informed) * gp ** (self.gp_weight * informed)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return factor * (gp / (parametric * factor)) ** (self.gp_weight * informed)
+            return out, factor * np.where(T > 0, out / T, out / held)
 
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])
@@ -225,8 +228,8 @@ class CostModel:
                 denom = denom + c**2 / dof
         with np.errstate(divide="ignore", invalid="ignore"):
             nu = np.where(denom > 0, total**2 / denom, np.inf)
-        factor = self._correction(X, m)
-        return m * factor, total * factor**2, nu
+        corrected, factor = self._corrected(X, m)
+        return corrected, total * factor**2, nu
 
     def predict_interval(self, assignment: Mapping[str, float], level: float = 0.90) -> Prediction:
         """Mean and two-sided ``level`` interval of a new run's T (t quantile with the
@@ -325,6 +328,8 @@ class CostModel:
             raise ModelError(f"corrupt cost model: bad field 'residual' ({e})") from None
         try:
             gp, weight = process_from(d.get("gp"), levels, support)
+            if gp is not None and "bounds" not in d:
+                raise ValueError("'gp' needs 'bounds'")
         except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
             raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
         return cls(

@@ -278,7 +278,8 @@ class Learner:
         if process is None:
             return parametric
         gp, informed = process.predict_informed(X)
-        return blended(parametric, gp, self._blend.weight * informed)
+        held = clip_to_bounds(parametric, self.bounds())  # a T below zero blends as the bound
+        return blended(held, gp, self._blend.weight * informed)
 
     # -- the blend with a Gaussian process on log T (predictors.gp) ---------------------
     def _blend_folds(self, scores: tuple[float | None, dict[str, float | None]],

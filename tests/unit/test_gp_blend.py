@@ -144,3 +144,16 @@ def test_the_weight_is_the_folds_best_and_zero_without_a_process_prediction() ->
     np.testing.assert_allclose(blended(np.array([4.0]), np.array([16.0]), 0.5), [8.0])
     np.testing.assert_allclose(blended(np.array([4.0, 4.0]), np.array([16.0, 16.0]),
                                        np.array([0.0, 1.0])), [4.0, 16.0])
+
+
+def test_a_parametric_time_below_zero_blends_as_the_fastest_bound_not_as_nan() -> None:
+    model = learner_on(smooth_knee, True).model()
+    assert model.bounds is not None and model.gp is not None
+    X = np.array([[3.0, 0.5], [3.0, 0.5]])
+    out, spread = model._corrected(X, np.array([-50.0, 1e-300]))
+    assert np.isfinite(out).all() and (out > 0).all() and np.isfinite(spread).all()
+    assert out[0] == pytest.approx(out[1])  # both held at the lower bound before blending
+    d = json.loads(model.to_json())
+    del d["bounds"]
+    with pytest.raises(ModelError, match="'gp' needs 'bounds'"):
+        CostModel.from_dict(d)
