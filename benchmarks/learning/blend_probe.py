@@ -79,14 +79,16 @@ def _campaign(case: Case, seed: int, runs: int) -> None:
     """``recommended`` on ``case`` without stopping, up to ``runs`` runs (quietly)."""
     from workbench.cli import main
 
-    tmp = Path(tempfile.mkdtemp(prefix="nimo-blend-"))
-    design = tmp / "design.yaml"
-    design.write_text(NEVER_STOP % (design_arg("recommended"), runs))
-    judge, external = sizes(case, None, None)
-    job = Job(case, str(design), seed, judge, external)
-    train, _ = split_case(job, tmp)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        main(replay_argv(job, train, tmp / "run.json"))
+    with tempfile.TemporaryDirectory(prefix="nimo-blend-") as d:
+        tmp = Path(d)
+        design = tmp / "design.yaml"
+        design.write_text(NEVER_STOP % (design_arg("recommended"), runs))
+        judge, external = sizes(case, None, None)
+        job = Job(case, str(design), seed, judge, external)
+        train, _ = split_case(job, tmp)
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            main(replay_argv(job, train, tmp / "run.json"))
 
 
 def _table(case: Case) -> tuple[np.ndarray, np.ndarray]:

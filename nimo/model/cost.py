@@ -18,14 +18,14 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from nimo.errors import ConfigError, ModelError
-from nimo.model.gp import LogTProcess, process_from
+from nimo.model.gp import LogTProcess, blended, process_from
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 from nimo.model.residual import ResidualField, residual_from
 from nimo.model.support import Support, clip_to_bounds, support_from
 
 FORMAT = "nimo-cost-model"
-VERSION = 3  # 3: blended with a GP on log T; 2: a residual correction; others are 1
+VERSION_PLAIN, VERSION_RESIDUAL, VERSION = 1, 2, 3  # 2: a residual correction; 3: a GP blend
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
@@ -192,7 +192,7 @@ class CostModel:
             return T, factor
         held = clip_to_bounds(T, self.bounds)
         gp, informed = self.gp.predict_informed(self._matrix(X))
-        out = held ** (1.0 - self.gp_weight * informed) * gp ** (self.gp_weight * informed)
+        out = blended(held, gp, self.gp_weight * informed)
         with np.errstate(divide="ignore", invalid="ignore"):
             return out, factor * np.where(T > 0, out / T, out / held)
 
@@ -275,7 +275,8 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": 3 if self.gp is not None else 2 if self.residual is not None else 1,
+            "version": VERSION if self.gp is not None else (
+                VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
             "kind": self.kind,
             "created_at": self.created_at,
             "attributes": [

@@ -130,3 +130,12 @@ def process_from(d: Any, levels: Sequence[Sequence[float]],
     if not 0.0 < weight <= 1.0:
         raise ValueError("'gp.weight' must lie in (0, 1]")
     return LogTProcess(levels, np.asarray(support, float), log_t, hyper), weight
+
+
+def blended(parametric: np.ndarray, gp: np.ndarray | float, weight: np.ndarray | float
+            ) -> np.ndarray:
+    """``P^(1-v) G^v`` with v the (per-row) weight (P alone where v = 0, whatever G)."""
+    v = np.asarray(weight, float)
+    if not v.any():
+        return np.asarray(parametric, float)
+    return np.asarray(parametric, float) ** (1.0 - v) * np.asarray(gp, float) ** v

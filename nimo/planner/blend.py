@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from nimo.model.gp import GPHyper, LogTProcess
+from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.planner.crossval import error_of
 from nimo.predictors.gp import choose_hyper, fit_process
 
@@ -113,12 +113,3 @@ class Blend:
     def forget(self) -> None:
         """Drop the process after a refit (the kernel stays while fresh)."""
         self._process = None
-
-
-def blended(parametric: np.ndarray, gp: np.ndarray | float, weight: np.ndarray | float
-            ) -> np.ndarray:
-    """``P^(1-v) G^v`` with v the (per-row) weight (P alone where v = 0, whatever G)."""
-    v = np.asarray(weight, float)
-    if not v.any():
-        return np.asarray(parametric, float)
-    return np.asarray(parametric, float) ** (1.0 - v) * np.asarray(gp, float) ** v

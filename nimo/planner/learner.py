@@ -16,10 +16,10 @@ from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
 from nimo.model.features import Term
-from nimo.model.gp import GPHyper, LogTProcess
+from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import clip_to_bounds
-from nimo.planner.blend import Blend, blended
+from nimo.planner.blend import Blend
 from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
     RUN_ERROR_CAP_PCT,
@@ -39,9 +39,8 @@ from nimo.space import Assignment, ResourceSpace
 
 OCCUPANCY_PREDICTORS = PREDICTOR_NAMES
 DIRECT_PREDICTORS = ("f_T",)
-# the residual correction is used only when it cuts the cross-validated error by a fifth: the
-# better of two noisy estimates is biased low, and the folds reuse the kernel chosen on all
-# the samples (choosing it per fold was slower and less accurate on the tuning-small suite)
+# the residual correction is used only when it cuts the cross-validated error by a fifth (the
+# better of two noisy estimates is biased low; the folds reuse the kernel chosen on all runs)
 RESIDUAL_GAIN = 0.8
 BOUND_FACTOR = 4.0  # a bounded model predicts T within [min T / 4, max T x 4] of its runs
 
@@ -68,6 +67,7 @@ class Learner:
         self.fitted: dict[str, FittedPredictor] = {}
         self.ref_values: dict[str, float] = {}
         self._levels = {a.name: a.levels for a in space.attributes}
+        self.level_lists = [list(self._levels[name]) for name in space.names]
         self._physical = physical_transforms(space.attributes)
         self._ratios = load_ratio_pairs(space.attributes)
         self._loo_cache: tuple[float | None, dict[str, float | None]] | None = None
@@ -129,11 +129,10 @@ class Learner:
 
     def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray,
                  y: np.ndarray) -> FittedPredictor:
-        """``fresh``, or with ``options.sticky`` the previous fit's form refitted on all the
-        samples when ``fresh`` does not cut its LOO error by that fraction: one more run
-        that the current form explains does not swap it for another that fits the runs as
-        well but differs away from them (tuning suite: the external error jumped from 4% to
-        over 100% after single runs)."""
+        """``fresh``, or with ``options.sticky`` the previous form refitted on all the samples
+        when ``fresh`` does not cut its LOO error by that fraction: one more run does not swap
+        the form for another that fits the runs as well but differs away from them (tuning
+        suite: the external error jumped from 4% to over 100% after single runs)."""
         previous = self.fitted.get(p)
         if (not self.options.sticky or previous is None or previous.n_train > y.size
                 or (previous.response == "log" and not np.all(y > 0))
@@ -254,7 +253,7 @@ class Learner:
         hyper = self._residual_hyper()
 
         def correct(train: np.ndarray, in_fold: np.ndarray, rows: np.ndarray) -> np.ndarray:
-            field = fit_field(self._level_lists(), X[train], T[train], in_fold, hyper)
+            field = fit_field(self.level_lists, X[train], T[train], in_fold, hyper)
             if field is None:
                 return np.ones(int(rows.sum()))
             return field.factor(X[rows])
@@ -290,20 +289,25 @@ class Learner:
         bounds, factor = self.bounds(), cv.factor if self.use_residual else 1.0
         parametric = clip_to_bounds(cv.predicted * factor, bounds)
         ids = fold_ids(self.n, min(folds, self.n), self.n)  # the folds of self.folds(n)
+        X, T = self.X, self.T()
         error, fold_T = self._blend.fold_scores(
-            self._level_lists(), self.X, self.T(), parametric, fold_T, ids, self._gp_hyper(),
+            self.level_lists, X, T, parametric, fold_T, ids, self._gp_hyper(X, T),
             lambda t: clip_to_bounds(t, bounds))
         return ((error, scores[1]) if self._blend.weight else scores), fold_T
 
-    def _gp_hyper(self) -> GPHyper | None:
-        if not (self.options.gp and self.bounded and self.fitted.keys() == set(
+    def _gp_hyper(self, X: np.ndarray, T: np.ndarray) -> GPHyper | None:
+        dense = self.n >= self.options.gp_min_share * len(self.space.candidates)
+        if not (self.options.gp and self.bounded and dense and self.fitted.keys() == set(
                 self.predictor_names)):
             return None
-        return self._blend.hyper(self._level_lists(), self.X, self.T(), self._still_fresh)
+        return self._blend.hyper(self.level_lists, X, T, self._still_fresh)
 
     def gp_process(self) -> LogTProcess | None:
         """The process the delivered model blends in (None at weight 0)."""
-        return self._blend.process(self._level_lists(), self.X, self.T(), self._gp_hyper())
+        if not self._blend.weight:
+            return None
+        X, T = self.X, self.T()
+        return self._blend.process(self.level_lists, X, T, self._gp_hyper(X, T))
 
     def _still_fresh(self, computed_at: int) -> bool:
         """Whether a figure computed at ``computed_at`` samples may serve now: always after
@@ -311,9 +315,6 @@ class Learner:
         return computed_at == self.n or (self.n > 40 and self.n - computed_at < self.n // 10)
 
     # -- residual correction (predictors.residual) -------------------------------------
-    def _level_lists(self) -> list[list[float]]:
-        return [list(self._levels[name]) for name in self.space.names]
-
     def _parametric_T(self) -> np.ndarray:
         X = self.X
         return self.combine({p: f.predict(X) for p, f in self.fitted.items()})
@@ -328,7 +329,7 @@ class Learner:
         if cached is not None and self._still_fresh(cached[0]):
             return cached[1]
         r = log_residuals(self.T(), self._parametric_T())
-        self._hyper = (self.n, choose_hyper(self._level_lists(), self.X, r))
+        self._hyper = (self.n, choose_hyper(self.level_lists, self.X, r))
         return self._hyper[1]
 
     def residual_field(self) -> ResidualField | None:
@@ -336,7 +337,7 @@ class Learner:
         if not self.use_residual:
             return None
         if self._field is None or self._field[0] != self.n:
-            field = fit_field(self._level_lists(), self.X, self.T(), self._parametric_T(),
+            field = fit_field(self.level_lists, self.X, self.T(), self._parametric_T(),
                               self._residual_hyper())
             self._field = (self.n, field)
         return self._field[1]
@@ -354,8 +355,7 @@ class Learner:
             return (0.0, float("inf"))
         return (float(T.min()) / BOUND_FACTOR, float(T.max()) * BOUND_FACTOR)
 
-    def _bounds_if_bounded(self) -> tuple[float, float] | None:
-        """The bounds the delivered model holds T in, None when it is unbounded."""
+    def _bounds_if_bounded(self) -> tuple[float, float] | None:  # None when unbounded
         return self.bounds() if self.bounded and self.n else None
 
     def loo_predictions(self) -> dict[str, np.ndarray]:

@@ -52,6 +52,10 @@ class PredictorOptions:
     # with ``bounded``: blend the model with a Gaussian process on log T, by the weight the
     # cross-validation chooses (nimo.planner.blend; 0 keeps the parametric model alone)
     gp: bool = False
+    # with ``gp``: the blend is considered only once the runs number at least this share of
+    # the candidate assignments (a process interpolates between runs; where they are sparse,
+    # the parametric form alone extrapolates better); 0: at any density
+    gp_min_share: float = 0.0
     # after a new run, keep the previous fit's form (response and terms, refitted) unless the
     # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
     sticky: float = 0.0
@@ -73,10 +77,15 @@ class PredictorOptions:
             raise ConfigError("predictors.min_improvement must lie in [0, 1)")
         if not 0.0 <= self.sticky < 1.0:
             raise ConfigError(f"predictors.sticky must lie in [0, 1), not {self.sticky}")
+        if not 0.0 <= self.gp_min_share < 1.0:
+            raise ConfigError(f"predictors.gp_min_share must lie in [0, 1), not "
+                              f"{self.gp_min_share}")
         if self.max_terms < 0:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
             raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
+        if self.gp_min_share and not self.gp:
+            raise ConfigError("predictors.gp_min_share needs predictors.gp: true")
         for key in ("residual", "gp"):
             if getattr(self, key) and not self.bounded:
                 raise ConfigError(f"predictors.{key} needs predictors.bounded: true",
@@ -105,7 +114,8 @@ class PredictorOptions:
                 raise ConfigError("predictors.transforms: expected a list of names",
                                   hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
-        for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float)):
+        for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float),
+                          ("gp_min_share", float)):
             try:
                 if key in kw:
                     kw[key] = kind(kw[key])
@@ -121,7 +131,7 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "sticky", "load_ratios"):
+        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -1,6 +1,7 @@
 """The paper's presets learn exactly as they did when the snapshot was recorded.
 
-Every preset but ``recommended`` and the baselines (which later work may change on purpose)
+Every preset but ``recommended``, its ``-gp`` and ``-physical`` variants and the baselines
+(which later work may change on purpose)
 is replayed on every shipped dataset with seeds 1-3 through the real CLI; the runs, their
 order and every figure must match the snapshot to 1e-9.
 """
@@ -33,3 +34,8 @@ def test_snapshot_comparison_detects_a_moved_figure():
     moved = {"iterations": [{"run": 1, "T": 10.0 + 1e-6}], "created_at": "a"}
     assert list(snapshot.differences(expected, moved)) == ["/iterations[0]/T: 10.0 -> 10.000001"]
     assert list(snapshot.differences(expected, {"iterations": []}))
+
+
+def test_a_case_missing_from_the_snapshot_is_reported_not_raised():
+    key = snapshot.case_key("no-such-preset", snapshot.DATASETS[0], 1)
+    assert snapshot.check([key]) == {key: ["not in the snapshot (record it)"]}

@@ -12,7 +12,8 @@ import pytest
 
 from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel
-from nimo.planner.blend import Blend, blended
+from nimo.model.gp import blended
+from nimo.planner.blend import Blend
 from nimo.planner.learner import Learner
 from nimo.predictors import PredictorOptions
 from nimo.records import Sample
@@ -38,11 +39,11 @@ def parametric(X: np.ndarray) -> np.ndarray:
     return 20.0 + 80.0 / X[:, 1]
 
 
-def learner_on(truth, gp: bool) -> Learner:
+def learner_on(truth, gp: bool, min_share: float = 0.0) -> Learner:
     space = ResourceSpace((Attribute("mem", MEM), Attribute("cpu", CPU)))
     learner = Learner(space, "direct", (8.0, 0.5),
-                      PredictorOptions(bounded=True, gp=gp, final_fit="numpy",
-                                       transforms=("identity", "reciprocal")))
+                      PredictorOptions(bounded=True, gp=gp, gp_min_share=min_share,
+                                       final_fit="numpy", transforms=("identity", "reciprocal")))
     learner.active["f_T"] = ["mem", "cpu"]
     X = grid()[TRAIN]
     for (m, c), T in zip(X, truth(X), strict=True):
@@ -66,6 +67,16 @@ def test_the_folds_blend_in_the_process_where_the_form_misses_and_it_pays() -> N
     # the error on the runs themselves and the fixed-form folds read the blend too
     assert blend.fixed_form_error() is not None
     assert blend.fixed_form_error() < plain.fixed_form_error()
+
+
+def test_the_blend_waits_until_the_runs_cover_the_share_of_candidates_asked() -> None:
+    # 32 runs of 64 candidates: a share of one half lets the blend in, 0.6 keeps it out
+    assert learner_on(smooth_knee, True, min_share=0.5)._blend.weight > 0
+    sparse = learner_on(smooth_knee, True, min_share=0.6)
+    assert sparse._blend.weight == 0.0 and sparse.gp_process() is None
+    plain = learner_on(smooth_knee, False)
+    assert sparse.cv_errors()[0] == pytest.approx(plain.cv_errors()[0])
+    assert sparse.model().gp is None
 
 
 def test_a_form_that_holds_keeps_the_model_parametric() -> None:
@@ -115,6 +126,24 @@ def test_the_option_needs_a_bounded_model_and_a_cross_validated_error() -> None:
     with pytest.raises(ConfigError, match=r"d.yaml: predictors.gp: needs a cross-validated"):
         parse_design({"predictors": {"bounded": True, "gp": True}, "error": "loo"}, "d.yaml")
     assert "gp" not in PredictorOptions().to_dict()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"bounded": True, "gp": True, "gp_min_share": 1.0}, r"gp_min_share must lie in \[0, 1\)"),
+    ({"bounded": True, "gp": True, "gp_min_share": -0.1}, "gp_min_share must lie in"),
+    ({"bounded": True, "gp": True, "gp_min_share": "many"}, "gp_min_share: bad number"),
+    ({"bounded": True, "gp_min_share": 0.05}, "gp_min_share needs predictors.gp: true"),
+])
+def test_a_bad_min_share_is_a_one_line_config_error(options, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        PredictorOptions.from_dict(options)
+
+
+def test_the_min_share_is_echoed_only_when_set() -> None:
+    shared = PredictorOptions.from_dict({"bounded": True, "gp": True, "gp_min_share": 0.05})
+    assert shared.to_dict()["gp_min_share"] == 0.05
+    assert PredictorOptions.from_dict(shared.to_dict()) == shared
+    assert "gp_min_share" not in PredictorOptions(bounded=True, gp=True).to_dict()
 
 
 def test_a_blended_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
