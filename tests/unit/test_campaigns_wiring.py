@@ -119,8 +119,10 @@ def test_resume_refuses_a_campaign_another_live_process_owns(tmp_path, monkeypat
         campaigns.resume("r", store_url=url, progress=False, runner_factory=lambda info: again)
     assert again.ran == []
     monkeypatch.setenv("NIMO_HEARTBEAT_S", "0.05")
-    monkeypatch.setenv("NIMO_STALE_S", "0.2")
-    time.sleep(0.3)  # the other owner's heartbeat is now stale: resume takes over
+    # stale after 1 s: with 0.2 s, a heartbeat thread starved that long on a busy CI machine
+    # let the resumed campaign reap its own ownership and interrupt the test run
+    monkeypatch.setenv("NIMO_STALE_S", "1.0")
+    time.sleep(1.2)  # the other owner's heartbeat is now stale: resume takes over
     campaigns.resume("r", store_url=url, progress=False, runner_factory=lambda info: again)
     assert again.ran == [1, 2, 3, 4, 5, 6]
     with open_store(url) as store:
