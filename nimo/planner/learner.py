@@ -59,6 +59,7 @@ class Learner:
         self.kind = kind
         self.reference = reference
         self.options = options
+        self._fast = dataclasses.replace(options, final_fit="numpy")  # for the folds' fits
         self.predictor_names = OCCUPANCY_PREDICTORS if kind == "occupancy" else DIRECT_PREDICTORS
         self.active: dict[str, list[str]] = {p: [] for p in self.predictor_names}
         self.samples: list[Sample] = []
@@ -244,8 +245,8 @@ class Learner:
             if fixed_form:  # a form the fold cannot pin down: the fold selects its own
                 form = (self.fitted[p].response, self.fitted[p].terms)
                 with contextlib.suppress(np.linalg.LinAlgError):
-                    return self.fit_on(p, X[mask], self.y(p)[mask], self._fast_options(), form)
-            return self.fit_on(p, X[mask], self.y(p)[mask], self._fast_options())
+                    return self.fit_on(p, X[mask], self.y(p)[mask], self._fast, form)
+            return self.fit_on(p, X[mask], self.y(p)[mask], self._fast)
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
             return clip_to_bounds(self.combine(parts), bounds)
@@ -302,6 +303,10 @@ class Learner:
             return None
         return self._blend.hyper(self.level_lists, X, T, self._still_fresh)
 
+    def log_t_kernel(self) -> GPHyper | None:
+        """The log-T process's kernel chosen on every run, whether or not the blend uses it."""
+        return self._blend.hyper(self.level_lists, self.X, self.T(), self._still_fresh)
+
     def gp_process(self) -> LogTProcess | None:
         """The process the delivered model blends in (None at weight 0)."""
         if not self._blend.weight:
@@ -342,13 +347,9 @@ class Learner:
             self._field = (self.n, field)
         return self._field[1]
 
-    def _fast_options(self) -> PredictorOptions:
-        return dataclasses.replace(self.options, final_fit="numpy")
-
     def bounds(self) -> tuple[float, float]:
         """The range a predicted T is held in: BOUND_FACTOR below the fastest and above
-        the slowest measured run (a model is never negative, and never extrapolates
-        without limit)."""
+        the slowest measured run (never negative, never extrapolated without limit)."""
         T = self.T()
         T = T[np.isfinite(T) & (T > 0)]
         if T.size == 0:
@@ -367,10 +368,9 @@ class Learner:
         return self._loo_raw
 
     def calibration(self, model: CostModel) -> dict[str, object]:
-        """Studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` with ``sd_i`` the model's
-        predictive std at sample i, sorted: the model widens its intervals to their quantile
-        where the parametric ones are too narrow (misspecification, heavy-tailed noise).
-        Leverage-1 points, which have no LOO prediction, are left out."""
+        """Studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (``sd_i`` the predictive
+        std at sample i), sorted: the model widens its intervals to their quantile where the
+        parametric ones are too narrow. Leverage-1 points (no LOO prediction) are left out."""
         if self.n < MIN_CALIBRATION_RUNS:
             return {}
         _, var, _ = model.predict_var_many(self.X)

@@ -159,3 +159,38 @@ def test_support_with_edges_tries_an_extreme_level_once_when_its_run_fails():
     rare = {a for a in space.candidates if a[0] == 4000.0}
     asked = [a for _, a in campaign(design, seed=3, space=space, fail=rare)[1].asked]
     assert sum(a in rare for a in asked) == 1  # one failed run at cpu 4000, then no more
+
+
+def test_a_reweighted_criterion_ignores_an_attribute_of_weight_zero_and_reverts_exactly():
+    space = _grid(2, 6)
+    crit = EnergyCriterion(space)
+    seen = [space.candidates[3], space.candidates[20]]
+    crit.update(seen)
+    pool = [c for c in space.candidates if c not in seen]
+    before = crit.of(pool)
+    crit.reweight(np.array([1.0, 0.0]))
+    weighted = crit.of(pool)
+    by_x0: dict[float, set[float]] = {}
+    for c, v in zip(pool, weighted, strict=True):
+        by_x0.setdefault(c[0], set()).add(round(float(v), 9))
+    assert all(len(values) == 1 for values in by_x0.values())  # x1 no longer counts
+    assert pool[int(np.argmin(weighted))][0] not in {a[0] for a in seen}  # spreads in x0
+    crit.reweight(np.ones(2))
+    assert np.allclose(crit.of(pool), before)  # the incremental sums are rebuilt
+
+
+def test_relevance_support_spreads_runs_over_the_attributes_that_change_the_run_time():
+    # in the synthetic truth, T depends on cpu and lat, not on mem
+    design = {**RECOMMENDED_LIKE, "cost_exponent": 0, "stop": {"error_pct": 0, "max_runs": 20}}
+    plain = campaign({**design, "sampling": "support+edges"}, seed=3)
+    planner, runner, result = campaign({**design, "sampling": "support+edges+relevance"},
+                                       seed=3)
+    weights = planner.strategies.sampling.energy.weights
+    assert weights[1] == min(weights) < 1.0 and max(weights) == 1.0  # mem weighs least
+    start = 2 * len(SPACE.names) + 2
+    picks = [a for _, a in runner.asked]
+    assert picks[:start] == [a for _, a in plain[1].asked][:start]  # the same start
+    assert len(picks) == len(set(picks)) == 20
+    relevant_pairs = len({(a[0], a[2]) for a in picks})
+    assert relevant_pairs > len({(a[0], a[2]) for _, a in plain[1].asked})
+    assert result.external_mape_pct is not None and result.external_mape_pct < 5

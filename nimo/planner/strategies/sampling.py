@@ -304,6 +304,29 @@ class SupportPointsAndEdges(SupportPoints):
         return self._support_pick(view, pool)
 
 
+class RelevantSupportPointsAndEdges(SupportPointsAndEdges):
+    """``support+edges`` whose distances, after the start, weigh each attribute by its
+    relevance: the inverse of its length scale in the Gaussian process on log T fitted to
+    the runs (relative to the shortest, at least ``MIN_WEIGHT``). Runs spread along the
+    attributes that change the run time instead of over those that do not. Not in
+    ``recommended`` (tuning suites, seeds 1,2): tuning-small 29.6 / 14.3 / 9.3% ->
+    29.6 / 12.6 / 8.7% after 10 / 20 / 30% of the configurations, but large applications
+    reached 10% at any cost in 95% of campaigns instead of 99% (an attribute judged
+    irrelevant from the first runs got too few runs); a weight floor of 0.5 lost both."""
+
+    MIN_WEIGHT = 0.2
+
+    def _support_pick(self, view: PlanView, pool: list[Assignment]) -> Assignment:
+        kernel = (view.learner.log_t_kernel() if view.learner.n >= self.start_size(view)
+                  else None)
+        if kernel is not None:
+            if self.energy is None:
+                self.energy = EnergyCriterion(view.space)
+            ls = np.asarray(kernel.lengthscales, float)
+            self.energy.reweight(np.clip(ls.min() / ls, self.MIN_WEIGHT, 1.0))
+        return super()._support_pick(view, pool)
+
+
 def _unmeasured_extremes(view: PlanView) -> dict[int, set[float]]:
     """Per attribute index, its smallest and largest level that no measured, failed or
     picked assignment holds (a level whose run failed is not tried again and again)."""
@@ -323,4 +346,5 @@ SAMPLINGS: dict[str, type[Sampling]] = {
     "spacefill+uncertainty": SpaceFillingThenUncertainty,
     "support": SupportPoints,
     "support+edges": SupportPointsAndEdges,
+    "support+edges+relevance": RelevantSupportPointsAndEdges,
 }

@@ -31,14 +31,29 @@ class EnergyCriterion:
     def __init__(self, space: ResourceSpace) -> None:
         self.space = space
         self.index = {c: i for i, c in enumerate(space.candidates)}
-        self.scaled = rank_scale(space, np.asarray(space.candidates, float))
+        self.unweighted = rank_scale(space, np.asarray(space.candidates, float))
         rng = np.random.default_rng(len(space.candidates))
         n = len(space.candidates)
         pick = rng.choice(n, size=TARGET_SIZE, replace=False) if n > TARGET_SIZE else None
-        self.target = self.scaled if pick is None else self.scaled[np.sort(pick)]
-        self.to_target = np.full(n, np.nan)
-        self.to_seen = np.zeros(n)
+        self.target_rows = np.arange(n) if pick is None else np.sort(pick)
+        self.weights = np.ones(len(space.names))
         self.seen: set[Assignment] = set()
+        self._rescale()
+
+    def reweight(self, weights: np.ndarray) -> None:
+        """Scale each rank-scaled attribute by its weight (relevance) from now on."""
+        weights = np.asarray(weights, float)
+        if not np.array_equal(weights, self.weights):
+            self.weights = weights
+            self._rescale()
+
+    def _rescale(self) -> None:
+        self.scaled = self.unweighted * self.weights
+        self.target = self.scaled[self.target_rows]
+        self.to_target = np.full(len(self.scaled), np.nan)
+        self.to_seen = np.zeros(len(self.scaled))
+        for a in sorted(self.seen):
+            self.to_seen += self._distances(a)
 
     def update(self, measured: Iterable[Assignment]) -> None:
         """Add the newly measured assignments to the sums."""
@@ -64,7 +79,7 @@ class EnergyCriterion:
         """Rank-scaled distance of every candidate to ``a``."""
         i = self.index.get(a)
         row = (self.scaled[i] if i is not None
-               else rank_scale(self.space, np.asarray([a], float))[0])
+               else rank_scale(self.space, np.asarray([a], float))[0] * self.weights)
         return np.sqrt(((self.scaled - row) ** 2).sum(axis=1))
 
 
