@@ -42,12 +42,17 @@ def _grid(k: int, levels: int) -> ResourceSpace:
     return ResourceSpace(attrs)
 
 
-def test_criterion_matches_the_energy_distance_it_stands_for():
+def _two_seen() -> tuple[ResourceSpace, EnergyCriterion, list, list]:
+    """A 6 x 6 grid, its criterion after two measured runs, and the rest of the grid."""
     space = _grid(2, 6)
     crit = EnergyCriterion(space)
     seen = [space.candidates[3], space.candidates[20]]
     crit.update(seen)
-    pool = [c for c in space.candidates if c not in seen]
+    return space, crit, seen, [c for c in space.candidates if c not in seen]
+
+
+def test_criterion_matches_the_energy_distance_it_stands_for():
+    space, crit, seen, pool = _two_seen()
     # the criterion orders candidates exactly as the energy distance of seen + candidate
     direct = np.array([_energy(space, [*seen, c]) for c in pool])
     assert np.argsort(crit.of(pool)).tolist()[:5] == np.argsort(direct).tolist()[:5]
@@ -162,11 +167,7 @@ def test_support_with_edges_tries_an_extreme_level_once_when_its_run_fails():
 
 
 def test_a_reweighted_criterion_ignores_an_attribute_of_weight_zero_and_reverts_exactly():
-    space = _grid(2, 6)
-    crit = EnergyCriterion(space)
-    seen = [space.candidates[3], space.candidates[20]]
-    crit.update(seen)
-    pool = [c for c in space.candidates if c not in seen]
+    _, crit, seen, pool = _two_seen()
     before = crit.of(pool)
     crit.reweight(np.array([1.0, 0.0]))
     weighted = crit.of(pool)
