@@ -75,14 +75,14 @@ def _install_hook() -> None:
     BasePlanner._record = record  # type: ignore[method-assign]
 
 
-def _campaign(case: Case, seed: int, runs: int) -> None:
-    """``recommended`` on ``case`` without stopping, up to ``runs`` runs (quietly)."""
+def run_quietly(case: Case, seed: int, runs: int, design_name: str = "recommended") -> None:
+    """``design_name`` on ``case`` without stopping, up to ``runs`` runs (quietly)."""
     from workbench.cli import main
 
     with tempfile.TemporaryDirectory(prefix="nimo-blend-") as d:
         tmp = Path(d)
         design = tmp / "design.yaml"
-        design.write_text(NEVER_STOP % (design_arg("recommended"), runs))
+        design.write_text(NEVER_STOP % (design_arg(design_name), runs))
         judge, external = sizes(case, None, None)
         job = Job(case, str(design), seed, judge, external)
         train, _ = split_case(job, tmp)
@@ -183,7 +183,7 @@ def probe(case: Case, seed: int, runs: int) -> dict[str, Any] | None:
     _install_hook()
     GRAB.clear()
     GRAB["target"] = runs
-    _campaign(case, seed, runs)
+    run_quietly(case, seed, runs)
     if "X" not in GRAB:
         return None
     X, T = _table(case)

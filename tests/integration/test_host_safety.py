@@ -46,6 +46,7 @@ def attacker_apps(compute):
     """/tmp/nimo-apps as the attacker (uid 4242) would pre-create it, mode 777, on compute1
     only: a tmpfs mounted over it in compute1's own mount namespace, so the real directory,
     which nimo processes of other labs on this machine may use, is never touched."""
+    made = not Path("/tmp/nimo-apps").exists()  # the mount point, if this fixture makes it
     compute.run(["mkdir", "-p", "/tmp/nimo-apps"])
     compute.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=777,uid=4242,gid=4242",
                  "nimo-attack", "/tmp/nimo-apps"])
@@ -53,6 +54,8 @@ def attacker_apps(compute):
     assert not any(p.is_symlink() for p in host_view.iterdir())  # not visible out here
     yield "/tmp/nimo-apps"
     compute.run(["umount", "-l", "/tmp/nimo-apps"], check=False)
+    if made:  # an empty mount point left behind would be ours; a used one is not removed
+        compute.run(["rmdir", "/tmp/nimo-apps"], check=False)
 
 
 def test_pre_created_app_dir_cannot_redirect_or_swap_roots_files(lab, tmp_path, compute,

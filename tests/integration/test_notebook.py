@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_quickstart_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's work directory, removed after
     nb = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     assert len(code_cells) >= 6 and not any(c.outputs for c in code_cells)  # stored clean
@@ -27,3 +28,5 @@ def test_quickstart_notebook_executes(tmp_path: Path, monkeypatch: pytest.Monkey
     text = "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", ""))
                      for c in code_cells for o in c.outputs)
     assert "T = " in text and "90% interval" in text and "runs;" in text
+    work = [p for p in tmp_path.iterdir() if p.name.startswith("nimo-notebook-")]
+    assert len(work) == 1 and (work[0] / "model.json").exists()  # made where it was told
