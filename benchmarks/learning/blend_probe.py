@@ -48,31 +48,47 @@ Fit = Callable[[np.ndarray, np.ndarray], Predict]
 GRAB: dict[str, Any] = {}
 
 
-def _install_hook() -> None:
-    """Keep the learner's runs, out-of-fold T and model when it first holds
-    ``GRAB["target"]`` runs (installed once per process)."""
-    from nimo.model.support import clip_to_bounds
+def on_learner(tag: str, grab: Callable[[Any], None]) -> None:
+    """Call ``grab(learner)`` whenever a planner records an iteration and every predictor
+    is fitted (installed once per process and ``tag``)."""
     from nimo.planner.common import BasePlanner
-    from nimo.planner.crossval import fold_ids
 
     original = BasePlanner._record
-    if getattr(original, "blend_probe", False):
+    if getattr(original, tag, False):
         return
 
     def record(self: Any, req: Any, outcome: Any, **extra: Any) -> Any:
-        learner = self.learner
-        if learner.n == GRAB.get("target") and "X" not in GRAB and set(
-                learner.fitted) == set(learner.predictor_names):
-            learner.cv_errors()
-            cv = learner.folds(learner.n)
-            oof = cv.predicted * (cv.factor if learner.use_residual else 1.0)
-            GRAB.update(X=learner.X.copy(), T=learner.T().copy(), model=learner.model(),
-                        oof=clip_to_bounds(oof, learner.bounds()),
-                        ids=fold_ids(learner.n, 5, learner.n))
+        if set(self.learner.fitted) == set(self.learner.predictor_names):
+            grab(self.learner)
         return original(self, req, outcome, **extra)
 
-    record.blend_probe = True  # type: ignore[attr-defined]
+    setattr(record, tag, True)
     BasePlanner._record = record  # type: ignore[method-assign]
+
+
+def parametric_out_of_fold(learner: Any) -> np.ndarray:
+    """The delivered model's 5-fold out-of-fold T without the process (with the residual
+    correction while used), held within the model's bounds, as the blend's folds see it."""
+    from nimo.model.support import clip_to_bounds
+
+    learner.cv_errors()
+    cv = learner.folds(learner.n)
+    oof = cv.predicted * (cv.factor if learner.use_residual else 1.0)
+    return clip_to_bounds(oof, learner.bounds())
+
+
+def _install_hook() -> None:
+    """Keep the learner's runs, out-of-fold T and model when it first holds
+    ``GRAB["target"]`` runs."""
+    from nimo.planner.crossval import fold_ids
+
+    def grab(learner: Any) -> None:
+        if learner.n == GRAB.get("target") and "X" not in GRAB:
+            oof = parametric_out_of_fold(learner)
+            GRAB.update(X=learner.X.copy(), T=learner.T().copy(), model=learner.model(),
+                        oof=oof, ids=fold_ids(learner.n, 5, learner.n))
+
+    on_learner("blend_probe", grab)
 
 
 def run_quietly(case: Case, seed: int, runs: int, design_name: str = "recommended") -> None:

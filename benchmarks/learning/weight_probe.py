@@ -28,7 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.learning.blend_probe import _table, run_quietly
+from benchmarks.learning.blend_probe import (
+    _table,
+    on_learner,
+    parametric_out_of_fold,
+    run_quietly,
+)
 from benchmarks.learning.suites import load_suite
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -38,22 +43,13 @@ GRAB: dict[str, Any] = {}
 
 
 def _install_hook() -> None:
-    """Probe the learner once it first holds ``GRAB["target"]`` runs (once per process)."""
-    from nimo.planner.common import BasePlanner
+    """Probe the learner once it first holds ``GRAB["target"]`` runs."""
 
-    original = BasePlanner._record
-    if getattr(original, "weight_probe", False):
-        return
-
-    def record(self: Any, req: Any, outcome: Any, **extra: Any) -> Any:
-        learner = self.learner
-        if learner.n == GRAB.get("target") and "w" not in GRAB and set(
-                learner.fitted) == set(learner.predictor_names):
+    def grab(learner: Any) -> None:
+        if learner.n == GRAB.get("target") and "w" not in GRAB:
             GRAB.update(_probe(learner, *GRAB["table"]))
-        return original(self, req, outcome, **extra)
 
-    record.weight_probe = True  # type: ignore[attr-defined]
-    BasePlanner._record = record  # type: ignore[method-assign]
+    on_learner("weight_probe", grab)
 
 
 def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]:
@@ -63,22 +59,18 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
     from nimo.planner.crossval import error_of, fold_ids
     from nimo.predictors.gp import fit_process
 
-    learner.cv_errors()
+    P_oof = parametric_out_of_fold(learner)  # also runs the cross-validation
     X, T, hold = learner.X, learner.T(), learner.bounds()
     hyper = learner._gp_hyper(X, T)
-    if hyper is None:
+    process = None if hyper is None else fit_process(learner.level_lists, X, T, hyper)
+    if process is None:
         return {"w": learner._blend.weight}
-    cv = learner.folds(learner.n)
-    P_oof = clip_to_bounds(cv.predicted * (cv.factor if learner.use_residual else 1.0), hold)
     g_oof, c_oof, _, _ = learner._blend.fold_predictions(
         learner.level_lists, X, T, fold_ids(learner.n, 5, learner.n), hyper)
     seen = {tuple(r) for r in X}
     unseen = np.array([tuple(r) not in seen for r in X_all])
     Xu, Tu = X_all[unseen], T_all[unseen]
     P = dataclasses.replace(learner.model(), gp=None, gp_weight=0.0).predict_many(Xu)
-    process = fit_process(learner.level_lists, X, T, hyper)
-    if process is None:
-        return {"w": learner._blend.weight}
     G, c = process.predict_informed(Xu)
     return {
         "w": learner._blend.weight,
@@ -93,15 +85,11 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
 def _distances(levels: Sequence[Sequence[float]], X: np.ndarray, Xu: np.ndarray
                ) -> dict[str, float]:
     """Median rank-scaled distance of a run to its nearest other run, and of an unmeasured
-    assignment to its nearest run."""
-    from nimo.model.support import rank_scaled
+    assignment to its nearest run (the model's ``Support``)."""
+    from nimo.model.support import Support
 
-    Z, Zu = rank_scaled(levels, X), rank_scaled(levels, Xu)
-    d2 = ((Z[:, None] - Z[None]) ** 2).sum(axis=2)
-    np.fill_diagonal(d2, np.inf)
-    to_runs = np.sqrt(((Zu[:, None] - Z[None]) ** 2).sum(axis=2).min(axis=1))
-    return {"d_runs": float(np.median(np.sqrt(d2.min(axis=1)))),
-            "d_unseen": float(np.median(to_runs))}
+    runs = Support(levels, X.tolist())
+    return {"d_runs": runs.spacing, "d_unseen": float(np.median(runs.distance(Xu)))}
 
 
 def run(suite: str, mark: float, seeds: Sequence[int], designs: Sequence[str], out: Path,

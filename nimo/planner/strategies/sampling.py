@@ -266,12 +266,17 @@ class SupportPoints(FreeSampling):
         pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
         return self._support_pick(view, pool) if pool else None
 
-    def _support_pick(self, view: PlanView, pool: list[Assignment]) -> Assignment:
-        """The best support point of ``pool`` (cheaper among near-equals)."""
+    def _energy(self, view: PlanView) -> EnergyCriterion:
+        """The criterion over ``view``'s candidates, made on first use."""
         if self.energy is None:
             self.energy = EnergyCriterion(view.space)
-        self.energy.update(view.measured | view.held_out)
-        criterion = self.energy.of(pool, placed=view.in_flight)
+        return self.energy
+
+    def _support_pick(self, view: PlanView, pool: list[Assignment]) -> Assignment:
+        """The best support point of ``pool`` (cheaper among near-equals)."""
+        energy = self._energy(view)
+        energy.update(view.measured | view.held_out)
+        criterion = energy.of(pool, placed=view.in_flight)
         model = view.learner.model() if view.learner.fitted else None
         if model is None:
             return pool[int(np.argmin(criterion))]
@@ -320,10 +325,8 @@ class RelevantSupportPointsAndEdges(SupportPointsAndEdges):
         kernel = (view.learner.log_t_kernel() if view.learner.n >= self.start_size(view)
                   else None)
         if kernel is not None:
-            if self.energy is None:
-                self.energy = EnergyCriterion(view.space)
             ls = np.asarray(kernel.lengthscales, float)
-            self.energy.reweight(np.clip(ls.min() / ls, self.MIN_WEIGHT, 1.0))
+            self._energy(view).reweight(np.clip(ls.min() / ls, self.MIN_WEIGHT, 1.0))
         return super()._support_pick(view, pool)
 
 
