@@ -40,6 +40,7 @@ _KILL_CG = (
 )
 _MARKERS = 'for f in "$1"/"$2"*."$3"; do [ -f "$f" ] && echo "$f"; done; true'
 _EXISTING = 'for d; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done; true'
+_RMDIR_EMPTY = 'for d; do rmdir -- "$d" 2>/dev/null && echo "$d"; done; true'
 
 
 @dataclass
@@ -53,11 +54,12 @@ class CleanReport:
     qdiscs: list[str] = field(default_factory=list)
     cgroups: list[str] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)  # made for a work dir; removed if empty
 
     @property
     def empty(self) -> bool:
         return not (self.mounts or self.iptables or self.processes or self.qdiscs
-                    or self.cgroups or self.dirs)
+                    or self.cgroups or self.dirs or self.parents)
 
     def summary(self) -> str:
         parts = [f"{len(v)} {k}" for k, v in self.__dict__.items() if k != "host" and v]
@@ -119,8 +121,19 @@ def clean(conn: Connection, *, campaign: str | None = None) -> CleanReport:
         if report.dirs:
             conn.run(["rm", "-rf", "--one-file-system", "--", *report.dirs], check=False,
                      timeout=120)
+    report.parents = remove_empty_parents(conn, rec.of("parent"))
     conn.run(["rm", "-f", "--", *rec.files], check=False, timeout=30)
     return report
+
+
+def remove_empty_parents(conn: Connection, parents: Sequence[str]) -> list[str]:
+    """``rmdir`` the directories made as parents of work dirs, innermost first; one still
+    holding anything (another run's dir, a user's file) stays. Returns the ones removed."""
+    if not parents:
+        return []
+    order = sorted(set(parents), key=lambda d: d.count("/"), reverse=True)
+    out = conn.run(["sh", "-c", _RMDIR_EMPTY, "nimo-rmdir", *order], check=False, timeout=30)
+    return out.stdout.split("\n")[:-1] if out.stdout else []
 
 
 def _unmount(conn: Connection, points: Sequence[str], dirs: Sequence[str]) -> list[str]:

@@ -30,10 +30,20 @@ def _lab_possible() -> str | None:
 
 
 def _reap_stale(prefix: str) -> None:
-    """Remove a lab left by a killed test session (namespaces, their processes, bridge)."""
+    """Remove a lab left by a killed test session (namespaces, their processes, bridge) and
+    what its campaigns left named after its hosts (dirs, cgroups, markers): the filesystem
+    outlives the namespaces, and the next lab on this slot has the same host names."""
     import shutil
 
-    from workbench.lab.netns import netns_list, netns_pids, sh, terminate
+    from workbench.lab.netns import (
+        netns_list,
+        netns_pids,
+        remove_scoped_cgroups,
+        remove_scoped_markers,
+        remove_scoped_tmp,
+        sh,
+        terminate,
+    )
 
     for ns in netns_list():
         if ns.startswith(prefix):
@@ -42,6 +52,8 @@ def _reap_stale(prefix: str) -> None:
             shutil.rmtree(Path("/etc/netns") / ns, ignore_errors=True)
     if Path(f"/sys/class/net/{prefix}br0").exists():
         sh(["ip", "link", "del", f"{prefix}br0"], check=False)
+    for remove in (remove_scoped_tmp, remove_scoped_cgroups, remove_scoped_markers):
+        remove(f"{prefix}*")
 
 
 @contextlib.contextmanager

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import tempfile
 import threading
 import time
 
@@ -98,6 +100,28 @@ def test_clean_sweeps_what_a_crashed_run_left(lab, compute, storage, assert_clea
     assert clean(compute).empty  # idempotent
     # the PID namespace is the machine's: look for our process, not for any "sleep 60"
     assert not compute.run(["kill", "-0", str(sleeper.pid)], check=False).ok
+
+
+def test_clean_removes_the_work_dir_parents_a_run_made_only_while_empty(lab, compute,
+                                                                       tmp_path) -> None:
+    """A missing work-dir parent is made (0700) and recorded; a crash leaves it; clean
+    rmdirs the parents it recorded, innermost first, and keeps one holding someone's file."""
+    from workbench.emulation.hostobjects import check_parent, private_dir
+
+    base = tempfile.mkdtemp(prefix="nimo-parents-", dir="/tmp")
+    try:
+        made = check_parent(compute, f"{base}/a/b", "crash-parent")
+        assert made == [f"{base}/a", f"{base}/a/b"]
+        assert oct(os.stat(f"{base}/a/b").st_mode & 0o777) == "0o700"
+        private_dir(compute, "crash-parent", "work", f"{base}/a/b")
+        assert check_parent(compute, f"{base}/a/b", "crash-parent") == []  # exists now
+        kept = check_parent(compute, f"{base}/keep", "crash-parent")
+        open(f"{base}/keep/user-file", "w").close()
+        report = clean(compute, campaign=None)
+        assert report.parents == [f"{base}/a/b", f"{base}/a"] and kept == [f"{base}/keep"]
+        assert not os.path.exists(f"{base}/a") and os.path.exists(f"{base}/keep/user-file")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_clean_cli_sweeps_every_host_and_link(lab, storage, capsys, assert_clean):

@@ -4,6 +4,7 @@ emulation state (qdiscs, iptables rules, cgroups, mounts, work dirs) is left on 
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -127,6 +128,8 @@ def test_shell_metacharacters_never_reach_a_shell(lab, tmp_path, assert_clean):
            "for i, v in enumerate(sys.argv[1:]))))",
            *evil, "{workdir}"]
     workdir = "/tmp/nimo meta;$(touch /tmp/nimo-pwned5)"
+    top = "/tmp/nimo meta;$(touch "  # the first of the parents the run makes
+    shutil.rmtree(top, ignore_errors=True)  # an older session's
     out = one(inventory(lab, tmp_path, cmd, workdir=workdir))
     assert out.ok, out.reason
     got = out.sample.meta["app_output"]
@@ -134,7 +137,8 @@ def test_shell_metacharacters_never_reach_a_shell(lab, tmp_path, assert_clean):
     assert got[f"a{len(evil)}"].startswith(workdir + "/nimo-")
     for i in range(1, 6):
         assert not os.path.exists(f"/tmp/nimo-pwned{i}")
-    assert not os.path.exists(workdir) or not os.listdir(workdir)
+    assert not os.path.exists(workdir)  # the parents the run made are removed
+    assert not os.path.exists(top)
     all_clean(lab, assert_clean)
 
 

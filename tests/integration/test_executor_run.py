@@ -3,14 +3,17 @@ nothing behind; independent runs go concurrently on the two compute hosts."""
 
 from __future__ import annotations
 
+import secrets
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 from conftest import lab_inventory
 
 from nimo.records import RunRequest, RunStatus
 from nimo.runner import Runner
-from workbench.executor import SSHRunner, open_runner
+from workbench.executor import open_runner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -76,21 +79,31 @@ def test_profile_is_cached_per_assignment(compress_runner):
     assert second.overhead_s == pytest.approx(second.sample.cost_s - second.sample.T)
 
 
-def test_run_many_uses_both_compute_hosts_concurrently(compress_runner: SSHRunner, lab,
-                                                       assert_clean):
+def test_run_many_uses_both_compute_hosts_concurrently(lab, tmp_path, assert_clean):
+    """Two runs overlap on the two compute hosts; their work dirs' parent (missing, two
+    levels deep) is made for them and removed with the runner, with everything else."""
+    parent = Path(f"/tmp/nimo-test-{secrets.token_hex(4)}/work")
+    path = Path(lab_inventory(lab, tmp_path, "compress", 8))
+    doc = yaml.safe_load(path.read_text())
+    doc["application"]["workdir"] = str(parent)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    runner = open_runner(str(path))
     a = {"cpu_share": 0.25, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
     b = {"cpu_share": 0.25, "memory_mb": 96, "delay_ms": 0, "rate_mbit": 400}
     seen = []
     t0 = time.monotonic()
-    outs = compress_runner.run_many([RunRequest(5, a, "train"), RunRequest(6, b, "train")],
-                                    seen.append)
+    try:
+        outs = runner.run_many([RunRequest(5, a, "train"), RunRequest(6, b, "train")],
+                               seen.append)
+    finally:
+        runner.close()  # the runner's private app dirs and the parents it made go with it
     wall = time.monotonic() - t0
     assert [o.request.run for o in outs] == [5, 6]
     assert all(o.ok for o in outs), [o.reason for o in outs]
     assert {o.host for o in outs} == {"compute1", "compute2"}
     assert len(seen) == 2
     assert wall < sum(o.sample.cost_s for o in outs) * 0.85  # they overlapped
-    compress_runner.close()  # the runner's private app dirs go with it
+    assert not parent.parent.exists()
     for name in ("compute1", "compute2", "storage1"):
         with lab.connect(name) as conn:
             for iface in (["data0", "data1"] if name == "storage1" else ["data0"]):

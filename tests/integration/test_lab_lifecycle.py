@@ -3,6 +3,7 @@ without a trace."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,3 +75,30 @@ def test_up_down_cycles_leave_nothing(tmp_path, lab_slot):
         assert not (tmp_path / "small" / "lab.json").exists()
     again = Lab(tmp_path / "small", hosts=2, prefix=prefix, subnet_base=base).down()
     assert again["netns"] == [] and again["pids"] == []
+
+
+def test_down_removes_what_a_killed_campaign_left_on_its_hosts(tmp_path, lab_slot):
+    """A campaign killed mid-run leaves its dirs (a mount inside one) and its markers on the
+    hosts; the lab going down removes them (they are named after its hosts) and nothing
+    named after another host."""
+    from workbench.emulation.hostobjects import marker_file, private_dir
+
+    prefix, base = lab_slot
+    lab = Lab(tmp_path / "killed", hosts=2, prefix=prefix, subnet_base=base)
+    lab.up()
+    other = Path(tempfile.mkdtemp(prefix="nimo-keep-", suffix=".another-host", dir="/tmp"))
+    try:
+        with lab.connect("compute1") as conn:
+            work = private_dir(conn, "c1234abcd-r1-0-beef", "work")
+            marker = marker_file(conn, "c1234abcd-r1-0-beef")
+            conn.run(["mkdir", f"{work}/mnt"])
+            conn.run(["mount", "-t", "tmpfs", "nimo-test", f"{work}/mnt"])
+        assert Path(work).is_dir() and Path(marker).is_file()
+        removed = lab.down()
+        assert work in removed["dirs"] and marker in removed["markers"]
+        assert not Path(work).exists() and not Path(marker).exists()
+        assert f"{work}/mnt" not in Path("/proc/self/mounts").read_text()
+        assert other.is_dir()
+    finally:
+        lab.down()
+        other.rmdir()

@@ -39,7 +39,7 @@ from workbench.errors import EmulationError
 from workbench.remote.connection import Connection
 
 MARK_DIR = ".nimo-objects"
-KINDS = ("dir", "mount", "qdisc", "rule", "cgroup")
+KINDS = ("dir", "mount", "qdisc", "rule", "cgroup", "parent")
 BAD_PATH_CHARS = ("\\", "\t", "\n")  # /proc/mounts escapes them; refused in given paths
 
 
@@ -62,6 +62,13 @@ _MARKDIR = (
 _MKTEMP = (
     'set -e; d=$(mktemp -d --suffix="$4" -p "$3" "$2"); '
     'if ! printf "dir\\t%s\\n" "$d" >> "$1"; then rmdir -- "$d"; exit 1; fi; echo "$d"'
+)
+# $1: the marker ("" = none), then the chain / .. path: each missing component made (0700)
+# and, once made, recorded ("+path" printed); then the uid and every component's stat
+_MAKE_PARENTS = (
+    'm=$1; shift; id -u; for d; do [ -e "$d" ] || [ -L "$d" ] && continue; '
+    'mkdir -m 700 -- "$d" 2>/dev/null || break; echo "+$d"; '
+    '[ -z "$m" ] || printf "parent\\t%s\\n" "$d" >> "$m"; done; stat -c "%n|%u|%a|%F" -- "$@"'
 )
 _markdirs: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 _hooks: dict[str, tuple[str, ObjectLog]] = {}
@@ -179,21 +186,27 @@ def parent_problems(uid: int, stats: Sequence[str]) -> str | None:
     return None
 
 
-def check_parent(conn: Connection, path: str) -> None:
+def check_parent(conn: Connection, path: str, run_id: str | None = None) -> list[str]:
     """Refuse (one line naming host and path) a parent directory someone else could change:
     every component must be a real directory (symlinks are not followed) owned by root or
-    the SSH user and not writable by others unless sticky. Made (0700, with any missing
-    parents) when missing."""
+    the SSH user and not writable by others unless sticky. Missing components are made (0700,
+    one at a time) and, with ``run_id``, recorded in its marker as ``parent`` objects (removed
+    only while empty); returns the ones made, outermost first."""
     check_path_chars(conn, path, "directory")
     parts = [p for p in path.split("/") if p]
     chain = ["/"] + ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    script = ('id -u; [ -e "$1" ] || [ -L "$1" ] || mkdir -p -m 700 -- "$1" 2>/dev/null; '
-              'shift; stat -c "%n|%u|%a|%F" -- "$@"')
-    res = conn.run(["sh", "-c", script, "nimo-check", path, *chain], check=False, timeout=30)
+    marker = marker_file(conn, run_id) if run_id else ""
+    res = conn.run(["sh", "-c", _MAKE_PARENTS, "nimo-check", marker, *chain], check=False,
+                   timeout=30)
     lines = res.stdout.splitlines()
-    problem = (f"cannot read it: {res.stderr.strip()[-200:]}" if not res.ok or len(lines) < 2
-               else parent_problems(int(lines[0]), lines[1:]))
+    made = [line[1:] for line in lines if line.startswith("+")]
+    stats = [line for line in lines[1:] if not line.startswith("+")]
+    problem = (f"cannot read it: {res.stderr.strip()[-200:]}" if not res.ok or not stats
+               else parent_problems(int(lines[0]), stats))
+    if made and run_id:
+        _notify(conn, run_id, [("parent", d) for d in made])
     if problem:
         raise EmulationError(f"{conn.name}: directory {shlex.quote(path)} is not safe: "
                              f"{problem}", hint="use a directory only root (or the SSH user) "
                              "can change, e.g. /tmp")
+    return made

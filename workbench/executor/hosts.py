@@ -17,7 +17,14 @@ import threading
 from collections.abc import Callable, Mapping
 
 from workbench import apps as shipped
-from workbench.emulation.hostobjects import campaign_token, forget, private_dir, put_atomic
+from workbench.clean import remove_empty_parents
+from workbench.emulation.hostobjects import (
+    campaign_token,
+    check_parent,
+    forget,
+    private_dir,
+    put_atomic,
+)
 from workbench.emulation.network import route_iface
 from workbench.errors import HostError, WorkbenchError
 from workbench.exitstatus import interrupts_deferred
@@ -38,6 +45,7 @@ class HostPool:
         self.inventory = inventory
         self.campaign = ""  # names every object a run makes (set by SSHRunner.attach)
         self.app_dirs: dict[str, str] = {}  # host -> its private app dir
+        self.parents: dict[str, list[str]] = {}  # host -> work dir parents made (rmdir'd at close)
         self._apps_id = f"apps-{secrets.token_hex(2)}"
         self.space = inventory.space()
         self.sadc: dict[str, str | None] = {}
@@ -86,6 +94,7 @@ class HostPool:
         def remove() -> None:
             conn = self.conn(name)
             conn.run(["rm", "-rf", "--", app_dir], timeout=60, check=True)
+            remove_empty_parents(conn, self.parents.get(name, []))
             forget(conn, self._apps_run_id())
 
         def reopen() -> None:  # a connection cut by the interrupt
@@ -130,6 +139,10 @@ class HostPool:
             app_dir = private_dir(conn, self._apps_run_id(), "apps")
             with self._lock:
                 self.app_dirs[host.name] = app_dir
+        workdir = self.inventory.application.workdir
+        if host.role == "compute" and workdir != "/tmp" and host.name not in self.parents:
+            # made now, recorded with the app dir: removed (if empty) when the campaign ends
+            self.parents[host.name] = check_parent(conn, workdir, self._apps_run_id())
         for f in shipped.script_files():
             put_atomic(conn, f, f"{app_dir}/{f.name}", mode=0o755)
         self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None

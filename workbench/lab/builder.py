@@ -26,6 +26,7 @@ from workbench.lab.netns import (
     netns_list,
     netns_pids,
     remove_scoped_cgroups,
+    remove_scoped_markers,
     remove_scoped_tmp,
     sh,
     terminate,
@@ -219,7 +220,8 @@ class Lab:
     def down(self) -> dict[str, Any]:
         """Remove everything the lab created; idempotent. Returns what was removed."""
         t0 = time.monotonic()
-        removed: dict[str, Any] = {"pids": [], "netns": [], "cgroups": [], "dirs": []}
+        removed: dict[str, Any] = {"pids": [], "netns": [], "cgroups": [], "dirs": [],
+                                   "markers": []}
         if not self.state_path.exists():  # never guess: another lab may use these names
             removed["down_s"] = 0.0
             return removed
@@ -247,6 +249,7 @@ class Lab:
         for h in self.hosts:
             removed["cgroups"] += remove_scoped_cgroups(h.hostname)
             removed["dirs"] += remove_scoped_tmp(h.hostname)
+            removed["markers"] += remove_scoped_markers(h.hostname, h.user)
             removed["cgroups"] += lab_slurm.remove_job_cgroups(h.hostname)
             if h.netns in existing:
                 sh(["ip", "netns", "del", h.netns], check=False)

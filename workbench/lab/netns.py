@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -84,12 +85,37 @@ def _rmdir(path: Path) -> bool:
 
 
 def remove_scoped_tmp(token: str) -> list[str]:
-    """Remove directories ``/tmp/nimo-*.<token>`` left by runs on a lab host."""
-    out = []
-    for d in Path("/tmp").glob(f"nimo-*.{token}"):
+    """Remove directories ``/tmp/nimo-*.<token>`` left by runs on a lab host (``token`` may
+    be a glob), after unmounting (lazily) whatever is still mounted inside them."""
+    dirs = [str(d) for d in Path("/tmp").glob(f"nimo-*.{token}")]
+    for mnt in reversed(mount_points()):  # innermost first
+        if any(mnt == d or mnt.startswith(f"{d}/") for d in dirs):
+            sh(["umount", "-l", mnt], check=False)
+    for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
-        out.append(str(d))
-    return out
+    return dirs
+
+
+def remove_scoped_markers(token: str, user: str = "root") -> list[str]:
+    """Remove the object markers ``~user/.nimo-objects/*.<token>`` of a lab host whose
+    objects are gone with it (``token`` may be a glob)."""
+    from workbench.emulation.hostobjects import MARK_DIR
+
+    try:
+        home = Path(pwd.getpwnam(user).pw_dir)
+    except KeyError:
+        return []
+    found = [p for p in (home / MARK_DIR).glob(f"*.{token}") if p.is_file()]
+    for p in found:
+        p.unlink(missing_ok=True)
+    return [str(p) for p in found]
+
+
+def mount_points() -> list[str]:
+    """Mount points of the root namespace, in mount order (escapes decoded)."""
+    from workbench.storage.mount import proc_mounts
+
+    return [mnt for _, mnt, _ in proc_mounts(Path("/proc/self/mounts").read_text())]
 
 
 def cgroup_mounts() -> list[tuple[str, str, str]]:
