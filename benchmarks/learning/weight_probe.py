@@ -7,7 +7,9 @@ hook takes the learner's 5-fold error of the blend ``P^(1-v) G^v`` (``v = w c(x)
 ``nimo.planner.blend``) at every weight w, the external MAPE of the same blend at every w
 over the assignments no run measured (their mean T), and two distances in rank-scaled
 space: each run's to its nearest other run (what a fold holds out) and each unmeasured
-assignment's to its nearest run (what the model is asked). ``score`` prints, per design,
+assignment's to its nearest run (what the model is asked), and the fold error judged at
+the distances the model is asked about (``fold_trend``: :func:`distance_judge`;
+``fold_matched``: :func:`_matched`). ``score`` prints, per design,
 the external error of the chosen, the best and the process-free weight, how often the
 folds choose too small or too large a weight, the external / fold error ratio per weight,
 and the external error had the folds' ``GAIN`` been another value::
@@ -22,7 +24,7 @@ import argparse
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +56,10 @@ def _install_hook() -> None:
 
 def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]:
     """Fold and external errors of the blend at every weight, and the two distances."""
+    from nimo.metrics import internal_apes
     from nimo.model.gp import blended
     from nimo.model.support import clip_to_bounds
-    from nimo.planner.crossval import error_of, fold_ids
+    from nimo.planner.crossval import RUN_ERROR_CAP_PCT, error_of, fold_ids
     from nimo.predictors.gp import fit_process
 
     P_oof = parametric_out_of_fold(learner)  # also runs the cross-validation
@@ -72,10 +75,17 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
     Xu, Tu = X_all[unseen], T_all[unseen]
     P = dataclasses.replace(learner.model(), gp=None, gp_weight=0.0).predict_many(Xu)
     G, c = process.predict_informed(Xu)
+    d_runs, d_unseen = _nearest(learner.level_lists, X, Xu)
+    trend = distance_judge(learner.level_lists, X, Xu)
+    apes = {w: internal_apes(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold),
+                             RUN_ERROR_CAP_PCT) for w in WEIGHTS}
     return {
         "w": learner._blend.weight,
         "fold": {w: error_of(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold))
                  for w in WEIGHTS},
+        "fold_matched": {w: _matched(a, d_runs, d_unseen) for w, a in apes.items()},
+        "fold_trend": {w: trend(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold))
+                       for w in WEIGHTS},
         "ext": {w: float(np.mean(np.abs(clip_to_bounds(blended(P, G, w * c), hold) - Tu)
                                  / Tu) * 100) for w in WEIGHTS},
         **_distances(learner.level_lists, X, Xu),
@@ -109,6 +119,50 @@ def run(suite: str, mark: float, seeds: Sequence[int], designs: Sequence[str], o
                                       "design": Path(design).stem, **row}), file=fh, flush=True)
 
 
+def _nearest(levels: Sequence[Sequence[float]], X: np.ndarray, Xu: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's rank-scaled distance to its nearest other run, each unmeasured
+    assignment's to its nearest run."""
+    from nimo.model.support import Support, rank_scaled
+
+    Z = rank_scaled(levels, X)
+    d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
+    np.fill_diagonal(d2, np.inf)
+    return np.sqrt(d2.min(axis=1)), Support(levels, X.tolist()).distance(Xu)
+
+
+def _matched(apes: np.ndarray, d_runs: np.ndarray, d_unseen: np.ndarray) -> float:
+    """The runs' mean error weighted by how many unmeasured assignments sit at their
+    distance (each assignment counts for the run whose distance is nearest its own)."""
+    nearest = np.abs(d_unseen[:, None] - d_runs[None, :]).argmin(axis=1)
+    weight = np.bincount(nearest, minlength=d_runs.size)
+    return float(np.average(apes, weights=weight))
+
+
+def distance_judge(levels: Sequence[Sequence[float]], X: np.ndarray,
+                   unmeasured: np.ndarray) -> Callable[[np.ndarray, np.ndarray], float | None]:
+    """The out-of-fold error where the model is asked: each run's (capped) error regressed
+    on its rank-scaled distance to the nearest other run (a straight line, slope at least 0)
+    and averaged over the unmeasured assignments' distances to the nearest run."""
+    from nimo.metrics import internal_apes
+    from nimo.planner.crossval import RUN_ERROR_CAP_PCT, error_of
+
+    d_runs, d_asked = _nearest(levels, X, unmeasured)
+
+    def judge(T: np.ndarray, predicted: np.ndarray) -> float | None:
+        ok = np.isfinite(predicted)
+        if ok.sum() < 2:
+            return error_of(T, predicted)
+        apes, d = internal_apes(T[ok], predicted[ok], RUN_ERROR_CAP_PCT), d_runs[ok]
+        spread = float(np.var(d)) if np.ptp(d) > 1e-9 * float(d.max()) else 0.0
+        slope = float(np.mean((d - d.mean()) * (apes - apes.mean()))) / spread if spread else 0.0
+        if not slope > 0:
+            return float(np.mean(apes))
+        return float(np.mean(np.maximum(apes.mean() + slope * (d_asked - d.mean()), 0.0)))
+
+    return judge
+
+
 def _weight_at_gain(fold: dict[str, float | None], gain: float) -> str:
     """The weight the folds choose when it must cut the process-free fold error by ``gain``."""
     scored = {w: e for w, e in fold.items() if e is not None}
@@ -133,6 +187,8 @@ def score(rows: Sequence[dict[str, Any]]) -> str:
                  for w in at[0]["ext"]}
         gains = {g: np.median([r["ext"][_weight_at_gain(r["fold"], g)] for r in at])
                  for g in GAINS}
+        adjusted = {k: np.median([r["ext"][_weight_at_gain(r[k], GAINS[0])] for r in at])
+                    for k in ("fold", "fold_matched", "fold_trend") if k in at[0]}
         lines += [
             f"{design}: {len(at)} campaigns with a kernel; external MAPE median: no process "
             f"{ext['none']:.1f}, chosen weight {ext['chosen']:.1f}, best weight "
@@ -144,7 +200,9 @@ def score(rows: Sequence[dict[str, Any]]) -> str:
                 f"{w}: {v:.2f}" for w, v in ratio.items()),
             f"  run-to-run / unmeasured-to-run distance: "
             f"{np.median([r['d_runs'] / r['d_unseen'] for r in at]):.2f}",
-            "  external at GAIN " + ", ".join(f"{g}: {v:.2f}" for g, v in gains.items())]
+            "  external at GAIN " + ", ".join(f"{g}: {v:.2f}" for g, v in gains.items()),
+            f"  external at GAIN {GAINS[0]}, folds judged by " + ", ".join(
+                f"{k}: {v:.2f}" for k, v in adjusted.items())]
     return "\n".join(lines)
 
 

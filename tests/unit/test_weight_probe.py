@@ -39,3 +39,33 @@ def test_the_score_reads_chosen_best_and_process_free_errors_per_design() -> Non
     assert "run-to-run / unmeasured-to-run distance: 2.00" in text
     assert "external at GAIN 0.8: 13.00, 0.9: 8.00, 1.0: 8.00" in text
     assert "b: 1 campaigns with a kernel" in text
+
+
+def test_the_distance_judge_reads_the_error_at_the_distances_the_model_is_asked() -> None:
+    """Runs on a line 0, 2, 4, .. 18 (nearest other run: 2 steps, the ends too); candidates
+    between them are 1 step from a run. Errors that grow with the distance are judged
+    lower than their plain mean; errors that do not grow are judged by their mean."""
+    levels = [list(range(19))]
+    X = np.arange(0, 19, 2, dtype=float).reshape(-1, 1)
+    unmeasured = np.arange(1, 19, 2, dtype=float).reshape(-1, 1)
+    judge = weight_probe.distance_judge(levels, X, unmeasured)
+    T = np.full(10, 10.0)
+    uneven = T * np.r_[1.3, np.full(8, 1.1), 1.3]  # every run 2 steps from the next
+    assert judge(T, uneven) == pytest.approx(np.mean(np.abs(uneven - T) / T) * 100)
+    X2 = np.array([[0.0], [1.0], [2.0], [3.0], [8.0], [18.0]])
+    judge2 = weight_probe.distance_judge(levels, X2, np.array([[4.0], [5.0], [9.0], [10.0]]))
+    T2 = np.full(6, 10.0)
+    far_worse = T2 * np.array([1.05, 1.05, 1.05, 1.05, 1.4, 1.8])  # errors grow with distance
+    plain = float(np.mean(np.abs(far_worse - T2) / T2) * 100)
+    assert judge2(T2, far_worse) < plain
+    flat = T2 * 1.2
+    assert judge2(T2, flat) == pytest.approx(20.0)
+    assert judge2(T2, np.full(6, np.nan)) is None
+
+
+def test_matching_weighs_each_run_by_the_unmeasured_assignments_at_its_distance() -> None:
+    apes = np.array([10.0, 20.0, 40.0])
+    d_runs = np.array([0.1, 0.2, 0.4])
+    assert weight_probe._matched(apes, d_runs, np.array([0.1, 0.11, 0.19])) == pytest.approx(
+        (10 + 10 + 20) / 3)
+    assert weight_probe._matched(apes, d_runs, np.array([0.5])) == pytest.approx(40.0)
