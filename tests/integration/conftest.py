@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-LOCK_DIR = Path("/tmp/nimo-lab-locks")
+LOCK_DIR = Path("/run/nimo-lab-locks")  # lab tests run as root: only root makes names here
 
 
 def _lab_possible() -> str | None:
