@@ -40,6 +40,7 @@ _KILL_CG = (
 )
 _MARKERS = 'for f in "$1"/"$2"*."$3"; do [ -f "$f" ] && echo "$f"; done; true'
 _EXISTING = 'for d; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done; true'
+_LABELS = {"parents": "empty work-dir parents"}
 _RMDIR_EMPTY = 'for d; do rmdir -- "$d" 2>/dev/null && echo "$d"; done; true'
 
 
@@ -62,7 +63,8 @@ class CleanReport:
                     or self.cgroups or self.dirs or self.parents)
 
     def summary(self) -> str:
-        parts = [f"{len(v)} {k}" for k, v in self.__dict__.items() if k != "host" and v]
+        parts = [f"{len(v)} {_LABELS.get(k, k)}" for k, v in self.__dict__.items()
+                 if k != "host" and v]
         return f"{self.host}: " + (", ".join(parts) if parts else "nothing to remove")
 
 

@@ -13,7 +13,7 @@ from conftest import lab_inventory
 
 from nimo.records import RunRequest, RunStatus
 from nimo.runner import Runner
-from workbench.executor import open_runner
+from workbench.executor import SSHRunner, open_runner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -79,15 +79,20 @@ def test_profile_is_cached_per_assignment(compress_runner):
     assert second.overhead_s == pytest.approx(second.sample.cost_s - second.sample.T)
 
 
-def test_run_many_uses_both_compute_hosts_concurrently(lab, tmp_path, assert_clean):
-    """Two runs overlap on the two compute hosts; their work dirs' parent (missing, two
-    levels deep) is made for them and removed with the runner, with everything else."""
+def _runner_with_missing_workdir(lab, tmp_path: Path) -> tuple[SSHRunner, Path]:
+    """A compress runner whose work dirs' parent is missing, two levels deep."""
     parent = Path(f"/tmp/nimo-test-{secrets.token_hex(4)}/work")
     path = Path(lab_inventory(lab, tmp_path, "compress", 8))
     doc = yaml.safe_load(path.read_text())
     doc["application"]["workdir"] = str(parent)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    runner = open_runner(str(path))
+    return open_runner(str(path)), parent
+
+
+def test_run_many_uses_both_compute_hosts_concurrently(lab, tmp_path, assert_clean):
+    """Two runs overlap on the two compute hosts; their work dirs' parent (missing, two
+    levels deep) is made for them and removed with the runner, with everything else."""
+    runner, parent = _runner_with_missing_workdir(lab, tmp_path)
     a = {"cpu_share": 0.25, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
     b = {"cpu_share": 0.25, "memory_mb": 96, "delay_ms": 0, "rate_mbit": 400}
     seen = []
@@ -108,6 +113,22 @@ def test_run_many_uses_both_compute_hosts_concurrently(lab, tmp_path, assert_cle
         with lab.connect(name) as conn:
             for iface in (["data0", "data1"] if name == "storage1" else ["data0"]):
                 assert_clean(conn, iface)
+
+
+def test_a_work_dir_parent_removed_between_runs_is_made_again_and_removed(lab, tmp_path):
+    """Another campaign ending removes the (empty) parent between two runs: the next run
+    makes it again, records it, and removes it with its work dir."""
+    runner, parent = _runner_with_missing_workdir(lab, tmp_path)
+    a = {"cpu_share": 1.0, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
+    try:
+        assert runner.run(RunRequest(1, a, "train")).ok
+        assert parent.is_dir()  # made once for the runner
+        parent.rmdir()
+        assert runner.run(RunRequest(2, a, "train")).ok
+        assert not parent.exists()
+    finally:
+        runner.close()
+    assert not parent.parent.exists()
 
 
 def test_holdout_picks_unused_assignments(compress_runner):

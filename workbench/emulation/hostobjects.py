@@ -140,10 +140,12 @@ def forget(conn: Connection, run_id: str) -> None:
         hook[1].forget_host_objects(hook[0], host=conn.name, run_id=run_id)
 
 
-def private_dir(conn: Connection, run_id: str, role: str, parent: str = "/tmp") -> str:
+def private_dir(conn: Connection, run_id: str, role: str, parent: str = "/tmp",
+                checked: bool = False) -> str:
     """A new directory ``<parent>/nimo-<run_id>-<role>-XXXXXX.<host token>`` (mktemp -d,
-    mode 0700), recorded as it is made. A ``parent`` other than /tmp is checked first."""
-    if parent != "/tmp":
+    mode 0700), recorded as it is made. A ``parent`` other than /tmp is checked first
+    (:func:`check_parent`) unless the caller just did (``checked``)."""
+    if parent != "/tmp" and not checked:
         check_parent(conn, parent)
     template = f"{PREFIX}{check_run_id(run_id)}-{role}-XXXXXX"
     res = conn.run(["sh", "-c", _MKTEMP, "nimo-mktemp", marker_file(conn, run_id), template,

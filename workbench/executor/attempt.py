@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any
 
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
+from workbench.clean import remove_empty_parents
 from workbench.emulation import (
     Cgroup,
     CgroupSpec,
@@ -32,7 +33,7 @@ from workbench.emulation import (
     apply_network,
     create_cgroup,
 )
-from workbench.emulation.hostobjects import forget, private_dir
+from workbench.emulation.hostobjects import check_parent, forget, private_dir
 from workbench.errors import AppFailed, CommandTimeout, WorkbenchError
 from workbench.executor.hosts import HostPool
 from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
@@ -215,9 +216,17 @@ class RunAttempt:
         spec = CgroupSpec(cpus=self.kinds.get("cpu_share"), memory_mb=self.kinds.get("memory_mb"))
         cg = create_cgroup(self.cconn, spec, run_id=self.run_id)
         self.teardown.push_step("cgroup", cg.remove)
-        workdir = private_dir(self.cconn, self.run_id, "work", self.inv.application.workdir)
-        self.teardown.push_step("workdir", lambda: self.cconn.run(["rm", "-rf", "--", workdir],
-                                                                  timeout=60))
+        parent = self.inv.application.workdir
+        # the pool made a missing parent; one removed since (another campaign ended) is
+        # made again and recorded for this run, and removed with its work dir if empty
+        made = check_parent(self.cconn, parent, self.run_id) if parent != "/tmp" else []
+        workdir = private_dir(self.cconn, self.run_id, "work", parent, checked=True)
+
+        def remove_workdir() -> None:
+            self.cconn.run(["rm", "-rf", "--", workdir], timeout=60)
+            remove_empty_parents(self.cconn, made)
+
+        self.teardown.push_step("workdir", remove_workdir)
         return cg, workdir
 
     def _monitors(self, s_iface: str, mount: MountRecord) -> RunMonitors:
