@@ -76,19 +76,17 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
     P = dataclasses.replace(learner.model(), gp=None, gp_weight=0.0).predict_many(Xu)
     G, c = process.predict_informed(Xu)
     d_runs, d_unseen = _nearest(learner.level_lists, X, Xu)
-    trend = distance_judge(learner.level_lists, X, Xu)
-    apes = {w: internal_apes(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold),
-                             RUN_ERROR_CAP_PCT) for w in WEIGHTS}
+    trend = _trend_judge(d_runs, d_unseen)
+    oof = {w: clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold) for w in WEIGHTS}
     return {
         "w": learner._blend.weight,
-        "fold": {w: error_of(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold))
-                 for w in WEIGHTS},
-        "fold_matched": {w: _matched(a, d_runs, d_unseen) for w, a in apes.items()},
-        "fold_trend": {w: trend(T, clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold))
-                       for w in WEIGHTS},
+        "fold": {w: error_of(T, t) for w, t in oof.items()},
+        "fold_matched": {w: _matched(internal_apes(T, t, RUN_ERROR_CAP_PCT), d_runs, d_unseen)
+                         for w, t in oof.items()},
+        "fold_trend": {w: trend(T, t) for w, t in oof.items()},
         "ext": {w: float(np.mean(np.abs(clip_to_bounds(blended(P, G, w * c), hold) - Tu)
                                  / Tu) * 100) for w in WEIGHTS},
-        **_distances(learner.level_lists, X, Xu),
+        **_median_distances(d_runs, d_unseen),
     }
 
 
@@ -96,10 +94,11 @@ def _distances(levels: Sequence[Sequence[float]], X: np.ndarray, Xu: np.ndarray
                ) -> dict[str, float]:
     """Median rank-scaled distance of a run to its nearest other run, and of an unmeasured
     assignment to its nearest run (the model's ``Support``)."""
-    from nimo.model.support import Support
+    return _median_distances(*_nearest(levels, X, Xu))
 
-    runs = Support(levels, X.tolist())
-    return {"d_runs": runs.spacing, "d_unseen": float(np.median(runs.distance(Xu)))}
+
+def _median_distances(d_runs: np.ndarray, d_unseen: np.ndarray) -> dict[str, float]:
+    return {"d_runs": float(np.median(d_runs)), "d_unseen": float(np.median(d_unseen))}
 
 
 def run(suite: str, mark: float, seeds: Sequence[int], designs: Sequence[str], out: Path,
@@ -123,12 +122,10 @@ def _nearest(levels: Sequence[Sequence[float]], X: np.ndarray, Xu: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
     """Each run's rank-scaled distance to its nearest other run, each unmeasured
     assignment's to its nearest run."""
-    from nimo.model.support import Support, rank_scaled
+    from nimo.model.support import Support, nearest_other
 
-    Z = rank_scaled(levels, X)
-    d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
-    np.fill_diagonal(d2, np.inf)
-    return np.sqrt(d2.min(axis=1)), Support(levels, X.tolist()).distance(Xu)
+    runs = Support(levels, X.tolist())
+    return nearest_other(runs.scaled), runs.distance(Xu)
 
 
 def _matched(apes: np.ndarray, d_runs: np.ndarray, d_unseen: np.ndarray) -> float:
@@ -144,10 +141,14 @@ def distance_judge(levels: Sequence[Sequence[float]], X: np.ndarray,
     """The out-of-fold error where the model is asked: each run's (capped) error regressed
     on its rank-scaled distance to the nearest other run (a straight line, slope at least 0)
     and averaged over the unmeasured assignments' distances to the nearest run."""
+    return _trend_judge(*_nearest(levels, X, unmeasured))
+
+
+def _trend_judge(d_runs: np.ndarray, d_asked: np.ndarray
+                 ) -> Callable[[np.ndarray, np.ndarray], float | None]:
+    """:func:`distance_judge` from the runs' and the asked assignments' distances."""
     from nimo.metrics import internal_apes
     from nimo.planner.crossval import RUN_ERROR_CAP_PCT, error_of
-
-    d_runs, d_asked = _nearest(levels, X, unmeasured)
 
     def judge(T: np.ndarray, predicted: np.ndarray) -> float | None:
         ok = np.isfinite(predicted)

@@ -73,9 +73,14 @@ class Support:
 def _median_nn(Z: np.ndarray) -> float:
     if Z.shape[0] < 2:
         return float("nan")
+    return float(np.median(nearest_other(Z)))
+
+
+def nearest_other(Z: np.ndarray) -> np.ndarray:
+    """Each row's distance to its nearest other row (inf for a single row)."""
     d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
     np.fill_diagonal(d2, np.inf)
-    return float(np.median(np.sqrt(d2.min(axis=1))))
+    return np.sqrt(d2.min(axis=1))
 
 
 def support_from(d: Any) -> list[list[float]] | None:
