@@ -35,15 +35,7 @@ def _reap_stale(prefix: str) -> None:
     outlives the namespaces, and the next lab on this slot has the same host names."""
     import shutil
 
-    from workbench.lab.netns import (
-        netns_list,
-        netns_pids,
-        remove_scoped_cgroups,
-        remove_scoped_markers,
-        remove_scoped_tmp,
-        sh,
-        terminate,
-    )
+    from workbench.lab.netns import netns_list, netns_pids, remove_scoped, sh, terminate
 
     for ns in netns_list():
         if ns.startswith(prefix):
@@ -52,8 +44,7 @@ def _reap_stale(prefix: str) -> None:
             shutil.rmtree(Path("/etc/netns") / ns, ignore_errors=True)
     if Path(f"/sys/class/net/{prefix}br0").exists():
         sh(["ip", "link", "del", f"{prefix}br0"], check=False)
-    for remove in (remove_scoped_tmp, remove_scoped_cgroups, remove_scoped_markers):
-        remove(f"{prefix}*")
+    remove_scoped(f"{prefix}*")
 
 
 @contextlib.contextmanager

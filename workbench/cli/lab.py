@@ -60,7 +60,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     removed = lab.down()
     print(f"lab down in {removed['down_s']:.2f} s: {len(removed['netns'])} namespaces, "
           f"{len(removed['pids'])} processes, {len(removed['cgroups'])} cgroups, "
-          f"{len(removed['dirs'])} temp dirs, {len(removed.get('markers', []))} markers removed")
+          f"{len(removed['dirs'])} temp dirs, {len(removed['markers'])} markers removed")
     return 0
 
 

@@ -25,9 +25,7 @@ from workbench.lab import slurm as lab_slurm
 from workbench.lab.netns import (
     netns_list,
     netns_pids,
-    remove_scoped_cgroups,
-    remove_scoped_markers,
-    remove_scoped_tmp,
+    remove_scoped,
     sh,
     terminate,
 )
@@ -247,9 +245,8 @@ class Lab:
             if h.netns in existing:
                 removed["pids"] += terminate(netns_pids(h.netns))
         for h in self.hosts:
-            removed["cgroups"] += remove_scoped_cgroups(h.hostname)
-            removed["dirs"] += remove_scoped_tmp(h.hostname)
-            removed["markers"] += remove_scoped_markers(h.hostname, h.user)
+            for kind, gone in remove_scoped(h.hostname, h.user).items():
+                removed[kind] += gone
             removed["cgroups"] += lab_slurm.remove_job_cgroups(h.hostname)
             if h.netns in existing:
                 sh(["ip", "netns", "del", h.netns], check=False)

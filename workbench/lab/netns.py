@@ -111,6 +111,13 @@ def remove_scoped_markers(token: str, user: str = "root") -> list[str]:
     return [str(p) for p in found]
 
 
+def remove_scoped(token: str, user: str = "root") -> dict[str, list[str]]:
+    """Remove what runs left named after a lab host (``token``, may be a glob): its
+    cgroups, /tmp dirs and object markers (``user``'s). Returns them by kind."""
+    return {"cgroups": remove_scoped_cgroups(token), "dirs": remove_scoped_tmp(token),
+            "markers": remove_scoped_markers(token, user)}
+
+
 def mount_points() -> list[str]:
     """Mount points of the root namespace, in mount order (escapes decoded)."""
     from workbench.storage.mount import proc_mounts
