@@ -31,16 +31,25 @@ TASK_WRAPPER = r"""#!/bin/sh
 q=$1; shift
 [ "$q" = 0 ] && exec "$@"
 name="slurm-nimo-j${SLURM_JOB_ID}.$(hostname)"
+# join DIR PROCS_FILE LIMIT: make DIR, set its quota, move in; a sibling task that ends
+# rmdirs the (then empty) cgroup, so whoever lost that race makes it again. Once in, the
+# dir cannot be removed under us.
+join() {
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    { mkdir -p "$1" && $3 "$1" && echo $$ > "$1/$2"; } 2>/dev/null && return 0
+  done
+  echo "nimo: cannot join cgroup $1" >&2; exit 125
+}
+quota2() { echo "$q 100000" > "$1/cpu.max"; }
+quota1() { echo 100000 > "$1/cpu.cfs_period_us" && echo "$q" > "$1/cpu.cfs_quota_us"; }
 if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers
 then
-  cg=/sys/fs/cgroup/$name; acct=$cg; mkdir -p "$cg"
-  echo "$q 100000" > "$cg/cpu.max"; echo $$ > "$cg/cgroup.procs"
+  cg=/sys/fs/cgroup/$name; acct=$cg; join "$cg" cgroup.procs quota2
 else
   cpu=/sys/fs/cgroup/cpu; [ -d "$cpu" ] || cpu=/sys/fs/cgroup/cpu,cpuacct
   ac=/sys/fs/cgroup/cpuacct; [ -d "$ac" ] || ac=$cpu
-  cg=$cpu/$name; acct=$ac/$name; mkdir -p "$cg" "$acct"
-  echo 100000 > "$cg/cpu.cfs_period_us"; echo "$q" > "$cg/cpu.cfs_quota_us"
-  echo $$ > "$cg/tasks"; echo $$ > "$acct/tasks"
+  cg=$cpu/$name; acct=$ac/$name; join "$cg" tasks quota1
+  [ "$acct" = "$cg" ] || join "$acct" tasks true
 fi
 "$@"; rc=$?
 if [ -f "$acct/cpuacct.usage" ]; then used=$(cat "$acct/cpuacct.usage")
