@@ -11,6 +11,7 @@ import pytest
 import yaml
 from conftest import lab_inventory
 
+import workbench.executor.attempt as attempt_module
 from nimo.records import RunRequest, RunStatus
 from nimo.runner import Runner
 from workbench.executor import SSHRunner, open_runner
@@ -126,6 +127,30 @@ def test_a_work_dir_parent_removed_between_runs_is_made_again_and_removed(lab, t
         parent.rmdir()
         assert runner.run(RunRequest(2, a, "train")).ok
         assert not parent.exists()
+    finally:
+        runner.close()
+    assert not parent.parent.exists()
+
+
+def test_a_work_dir_parent_removed_just_before_the_mktemp_is_made_again(lab, tmp_path,
+                                                                        monkeypatch):
+    """The narrow race: another campaign removes the (empty) parent after this run checked
+    it and before its mktemp. The run makes it again and succeeds; nothing is left."""
+    runner, parent = _runner_with_missing_workdir(lab, tmp_path)
+    real = attempt_module.private_dir
+    raced = []
+
+    def racing_private_dir(conn, run_id, role, *args, **kwargs):
+        if role == "work" and not raced:
+            raced.append(run_id)
+            parent.rmdir()  # what the other campaign's close does
+        return real(conn, run_id, role, *args, **kwargs)
+
+    monkeypatch.setattr(attempt_module, "private_dir", racing_private_dir)
+    a = {"cpu_share": 1.0, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
+    try:
+        out = runner.run(RunRequest(1, a, "train"))
+        assert raced and out.ok, out.reason
     finally:
         runner.close()
     assert not parent.parent.exists()

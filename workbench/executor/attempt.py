@@ -34,7 +34,7 @@ from workbench.emulation import (
     create_cgroup,
 )
 from workbench.emulation.hostobjects import check_parent, forget, private_dir
-from workbench.errors import AppFailed, CommandTimeout, WorkbenchError
+from workbench.errors import AppFailed, CommandTimeout, EmulationError, WorkbenchError
 from workbench.executor.hosts import HostPool
 from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
 from workbench.executor.reasons import cause_first, failure_reason
@@ -48,6 +48,10 @@ from workbench.remote.group import run_parallel
 from workbench.retry import until_done
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
 from workbench.workload import dataset_relpath
+
+# a work dir's parent another campaign removes between our check and our mktemp is made
+# again, this many times at most
+WORKDIR_TRIES = 3
 
 
 class Teardown(contextlib.ExitStack):
@@ -216,18 +220,30 @@ class RunAttempt:
         spec = CgroupSpec(cpus=self.kinds.get("cpu_share"), memory_mb=self.kinds.get("memory_mb"))
         cg = create_cgroup(self.cconn, spec, run_id=self.run_id)
         self.teardown.push_step("cgroup", cg.remove)
+        return cg, self._workdir()
+
+    def _workdir(self) -> str:
+        """The run's private work dir in the application's workdir. The pool made a missing
+        parent; one removed since (another campaign ended while it was empty), even between
+        this check and the mktemp, is made again, recorded for this run, and removed with
+        the work dir if empty."""
         parent = self.inv.application.workdir
-        # the pool made a missing parent; one removed since (another campaign ended) is
-        # made again and recorded for this run, and removed with its work dir if empty
-        made = check_parent(self.cconn, parent, self.run_id) if parent != "/tmp" else []
-        workdir = private_dir(self.cconn, self.run_id, "work", parent, checked=True)
-
-        def remove_workdir() -> None:
-            self.cconn.run(["rm", "-rf", "--", workdir], timeout=60)
-            remove_empty_parents(self.cconn, made)
-
-        self.teardown.push_step("workdir", remove_workdir)
-        return cg, workdir
+        made: list[str] = []
+        self.teardown.push_step("workdir parents", lambda: remove_empty_parents(self.cconn, made))
+        for attempt in range(1, WORKDIR_TRIES + 1):
+            if parent != "/tmp":
+                made += [d for d in check_parent(self.cconn, parent, self.run_id)
+                         if d not in made]
+            try:
+                workdir = private_dir(self.cconn, self.run_id, "work", parent, checked=True)
+            except EmulationError:
+                if parent == "/tmp" or attempt == WORKDIR_TRIES:
+                    raise
+                continue
+            self.teardown.push_step("workdir", partial(
+                self.cconn.run, ["rm", "-rf", "--", workdir], timeout=60))
+            return workdir
+        raise AssertionError("unreachable")
 
     def _monitors(self, s_iface: str, mount: MountRecord) -> RunMonitors:
         mon = self.inv.monitors
