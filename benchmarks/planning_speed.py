@@ -2,7 +2,8 @@
 
 10 attributes, an explicit list of candidate assignments, a synthetic application; the
 planner (recommended design unless --design) is driven to ~500 samples and every step's
-ask + tell is timed. Prints median and 95th percentile per sample count band.
+ask + tell is timed. Prints median and 95th percentile per sample count band, and at how
+many of its steps the model blended its log-T process in (recommended's variance picks).
 Usage: python benchmarks/planning_speed.py [--samples 500] [--design recommended]
 """
 
@@ -59,9 +60,11 @@ def main() -> int:
     design["stop"] = {"error_pct": 0, "min_samples": 1, "max_runs": args.samples + 1}
     planner = make_planner(space, parse_design(design), 0, "occupancy")
     rng = np.random.default_rng(1)
-    steps: list[tuple[int, float]] = []
+    steps: list[tuple[int, float, bool]] = []
     told = 0
     while True:
+        # the model blends its log-T process in: recommended's picks are then variance picks
+        blended = bool(planner.learner._blend.weight)
         t0 = time.perf_counter()
         batch = planner.ask()
         ask_s = time.perf_counter() - t0
@@ -74,15 +77,17 @@ def main() -> int:
             planner.tell(o)
         tell_s = time.perf_counter() - t1
         told += len(batch)
-        steps.append((told, (ask_s + tell_s) / len(batch)))
+        steps.append((told, (ask_s + tell_s) / len(batch), blended))
     print(f"\nPlanning step (ask + tell: choose, refit 4 predictors, recompute error), "
           f"{K} attributes, {len(space.candidates)} candidates, design {args.design}")
-    print(f"{'samples':>12}{'median ms':>12}{'p95 ms':>10}{'steps':>7}")
+    print(f"{'samples':>12}{'median ms':>12}{'p95 ms':>10}{'steps':>7}{'blended':>9}")
     for lo, hi in ((1, 50), (50, 200), (200, 400), (400, args.samples + 1)):
-        ms = sorted(1000 * s for n, s in steps if lo <= n < hi)
+        band = [(1000 * s, b) for n, s, b in steps if lo <= n < hi]
+        ms = sorted(m for m, _ in band)
         if ms:
             p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
-            print(f"{f'{lo}-{hi - 1}':>12}{statistics.median(ms):>12.1f}{p95:>10.1f}{len(ms):>7}")
+            print(f"{f'{lo}-{hi - 1}':>12}{statistics.median(ms):>12.1f}{p95:>10.1f}"
+                  f"{len(ms):>7}{sum(b for _, b in band):>9}")
     print(f"stopped: {planner.stopped_because}; samples {planner.learner.n}")
     return 0
 

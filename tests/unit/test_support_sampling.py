@@ -106,8 +106,8 @@ def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preferen
     rec["stop"] = {k: v for k, v in rec["stop"].items() if k != "confirm_runs"}
     assert (rec["error"], cost1["error"]) == ("cv_form", "cv")
     rec["error"] = "cv"
-    assert rec["sampling"] == "support+edges" and cost1["sampling"] == "support"
-    rec["sampling"] = "support"  # and later the edge runs (support+edges)
+    assert rec["sampling"] == "support+edges+variance" and cost1["sampling"] == "support"
+    rec["sampling"] = "support"  # later the edge runs and the variance picks
     assert {k: v for k, v in cost1.items() if k not in same} == {
         k: v for k, v in rec.items() if k not in same}
 

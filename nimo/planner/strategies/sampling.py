@@ -23,6 +23,12 @@ from nimo.planner.strategies.scoring import (
     uncertainty_score,
 )
 from nimo.planner.strategies.support import EnergyCriterion, cost_aware_pick
+from nimo.planner.strategies.variance import (
+    MAX_POOL,
+    MAX_TARGETS,
+    seeded_subset,
+    variance_reduction,
+)
 from nimo.space import Assignment
 
 if TYPE_CHECKING:
@@ -330,6 +336,35 @@ class RelevantSupportPointsAndEdges(SupportPointsAndEdges):
         return super()._support_pick(view, pool)
 
 
+class SupportThenVariance(SupportPointsAndEdges):
+    """``support+edges`` until the model blends in its Gaussian process on log T; from then
+    on (start and edges measured) the candidate whose run would cut the process's posterior
+    variance summed over the candidates the most (cheaper among near-equals): the runs then
+    serve the process that interpolates between them (tuning-small: 29.6 / 14.3 / 9.3% ->
+    29.6 / 13.9 / 8.2% after 10 / 20 / 30% of the configurations)."""
+
+    def select_free(self, view: PlanView) -> Assignment | None:
+        if view.learner.n >= self.start_size(view) and not _unmeasured_extremes(view):
+            pick = self._variance_pick(view)
+            if pick is not None:
+                return pick
+        return super().select_free(view)
+
+    def _variance_pick(self, view: PlanView) -> Assignment | None:
+        process = view.learner.gp_process() if view.learner.fitted else None
+        pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
+        if process is None or not pool:
+            return None
+        rows = np.asarray(sorted(view.measured | view.in_flight), float)
+        pool = seeded_subset(pool, MAX_POOL, seed=len(rows))
+        X = np.asarray(pool, float)
+        targets = seeded_subset(view.space.candidates, MAX_TARGETS, seed=len(rows) + 1)
+        gain = variance_reduction(process.levels, rows, process.hyper, X,
+                                  np.asarray(targets, float))
+        return pool[cost_aware_pick(-gain, view.learner.model().predict_many(X),
+                                    self.cost_exponent)]
+
+
 def _unmeasured_extremes(view: PlanView) -> dict[int, set[float]]:
     """Per attribute index, its smallest and largest level that no measured, failed or
     picked assignment holds (a level whose run failed is not tried again and again)."""
@@ -350,4 +385,5 @@ SAMPLINGS: dict[str, type[Sampling]] = {
     "support": SupportPoints,
     "support+edges": SupportPointsAndEdges,
     "support+edges+relevance": RelevantSupportPointsAndEdges,
+    "support+edges+variance": SupportThenVariance,
 }
