@@ -64,7 +64,7 @@ def main() -> int:
     told = 0
     while True:
         # the model blends its log-T process in: recommended's picks are then variance picks
-        blended = bool(planner.learner._blend.weight)
+        blended = bool(planner.learner.blend_weight)
         t0 = time.perf_counter()
         batch = planner.ask()
         ask_s = time.perf_counter() - t0

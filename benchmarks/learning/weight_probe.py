@@ -67,7 +67,7 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
     hyper = learner._gp_hyper(X, T)
     process = None if hyper is None else fit_process(learner.level_lists, X, T, hyper)
     if process is None:
-        return {"w": learner._blend.weight}
+        return {"w": learner.blend_weight}
     g_oof, c_oof, _, _ = learner._blend.fold_predictions(
         learner.level_lists, X, T, fold_ids(learner.n, 5, learner.n), hyper)
     seen = {tuple(r) for r in X}
@@ -79,7 +79,7 @@ def _probe(learner: Any, X_all: np.ndarray, T_all: np.ndarray) -> dict[str, Any]
     trend = _trend_judge(d_runs, d_unseen)
     oof = {w: clip_to_bounds(blended(P_oof, g_oof, w * c_oof), hold) for w in WEIGHTS}
     return {
-        "w": learner._blend.weight,
+        "w": learner.blend_weight,
         "fold": {w: error_of(T, t) for w, t in oof.items()},
         "fold_matched": {w: _matched(internal_apes(T, t, RUN_ERROR_CAP_PCT), d_runs, d_unseen)
                          for w, t in oof.items()},

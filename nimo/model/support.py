@@ -26,6 +26,22 @@ def clip_to_bounds(T: np.ndarray, bounds: tuple[float, float] | None) -> np.ndar
     return np.clip(T, lo, hi)
 
 
+def bounds_of_runs(T: np.ndarray, factor: float) -> tuple[float, float]:
+    """The range a bounded model holds a predicted T in: ``factor`` below the fastest and
+    above the slowest positive, finite run T (never negative, never unlimited above a run)."""
+    T = np.asarray(T, float)
+    T = T[np.isfinite(T) & (T > 0)]
+    if T.size == 0:
+        return (0.0, float("inf"))
+    return (float(T.min()) / factor, float(T.max()) * factor)
+
+
+def seeded_rows(n: int, limit: int, seed: int) -> np.ndarray:
+    """Indices of a seeded random subset of ``limit`` of ``n`` rows (unsorted; callers keep
+    at most ``limit`` rows where the cost grows with the rows)."""
+    return np.random.default_rng(seed).choice(n, limit, replace=False)
+
+
 def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
     """Each column as its position among that attribute's levels, in [0, 1] on the grid
     and beyond it (linearly, in units of the grid's span) off it."""

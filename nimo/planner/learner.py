@@ -18,7 +18,7 @@ from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, cali
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
-from nimo.model.support import clip_to_bounds
+from nimo.model.support import bounds_of_runs, clip_to_bounds
 from nimo.planner.blend import Blend
 from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
@@ -217,10 +217,9 @@ class Learner:
         return scores, burman_corrected(scores[0], T, fold_T, self.apparent_T())
 
     def fixed_form_error(self, folds: int = 5) -> float | None:
-        """K-fold error of T with the delivered forms (each predictor's response and terms)
-        refitted in every fold instead of selected afresh: the same folds, bounds and
-        residual correction as :meth:`cv_errors`, cached like it. Blind to the selection
-        (optimistic about it, as leave-one-out is) where :meth:`cv_errors` re-selects and
+        """K-fold error of T with the delivered forms refitted in every fold instead of
+        selected afresh (folds, bounds, correction and cache as :meth:`cv_errors`): blind
+        to the selection, as leave-one-out is, where :meth:`cv_errors` re-selects and
         judges forms the delivered model does not have."""
         if self.n < 4 or set(self.fitted) != set(self.predictor_names):
             return None
@@ -307,6 +306,11 @@ class Learner:
         """The log-T process's kernel chosen on every run, whether or not the blend uses it."""
         return self._blend.hyper(self.level_lists, self.X, self.T(), self._still_fresh)
 
+    @property
+    def blend_weight(self) -> float:
+        """The weight the delivered model gives its Gaussian process (0: none blended in)."""
+        return self._blend.weight
+
     def gp_process(self) -> LogTProcess | None:
         """The process the delivered model blends in (None at weight 0)."""
         if not self._blend.weight:
@@ -350,11 +354,7 @@ class Learner:
     def bounds(self) -> tuple[float, float]:
         """The range a predicted T is held in: BOUND_FACTOR below the fastest and above
         the slowest measured run (never negative, never extrapolated without limit)."""
-        T = self.T()
-        T = T[np.isfinite(T) & (T > 0)]
-        if T.size == 0:
-            return (0.0, float("inf"))
-        return (float(T.min()) / BOUND_FACTOR, float(T.max()) * BOUND_FACTOR)
+        return bounds_of_runs(self.T(), BOUND_FACTOR)
 
     def _bounds_if_bounded(self) -> tuple[float, float] | None:  # None when unbounded
         return self.bounds() if self.bounded and self.n else None

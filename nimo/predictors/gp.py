@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from nimo.model.gp import GPHyper, LogTProcess, log_scaled, matern52
+from nimo.model.support import seeded_rows
 from nimo.predictors.residual import log_likelihood, negative_ll_and_gradient, refined
 
 MIN_RUNS = 5
@@ -36,7 +37,7 @@ def choose_hyper(levels: Sequence[Sequence[float]], rows: np.ndarray, T: np.ndar
         return None
     scaled, y = log_scaled(levels, rows), np.log(T)
     if y.size > MAX_HYPER_RUNS:
-        keep = np.random.default_rng(seed).choice(y.size, MAX_HYPER_RUNS, replace=False)
+        keep = seeded_rows(y.size, MAX_HYPER_RUNS, seed)
         scaled, y = scaled[keep], y[keep]
     r = y - y.mean()
     total = float(np.mean(r * r))

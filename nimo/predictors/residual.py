@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from nimo.model.residual import Hyper, ResidualField, kernel
-from nimo.model.support import rank_scaled
+from nimo.model.support import rank_scaled, seeded_rows
 
 LENGTHSCALES = (0.08, 0.15, 0.3, 0.6)  # isotropic starts, x sqrt(attributes)
 SIGNAL_SHARES = (0.3, 0.6, 0.9)  # of the residuals' mean square that the process explains
@@ -37,7 +37,7 @@ def choose_hyper(levels: Sequence[Sequence[float]], rows: np.ndarray,
         return None
     scaled = rank_scaled(levels, rows)
     if r.size > MAX_HYPER_RUNS:
-        keep = np.random.default_rng(seed).choice(r.size, MAX_HYPER_RUNS, replace=False)
+        keep = seeded_rows(r.size, MAX_HYPER_RUNS, seed)
         scaled, r = scaled[keep], r[keep]
     k = scaled.shape[1]
     starts = [Hyper((ls * math.sqrt(k),) * k, share * total, (1 - share) * total)

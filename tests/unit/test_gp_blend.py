@@ -60,7 +60,7 @@ def unseen_mape(model: CostModel, truth) -> float:
 
 def test_the_folds_blend_in_the_process_where_the_form_misses_and_it_pays() -> None:
     plain, blend = learner_on(smooth_knee, False), learner_on(smooth_knee, True)
-    assert blend._blend.weight > 0
+    assert blend.blend_weight > 0
     plain_cv, blend_cv = plain.cv_errors()[0], blend.cv_errors()[0]
     assert plain_cv is not None and blend_cv is not None and blend_cv < plain_cv
     assert unseen_mape(blend.model(), smooth_knee) < 0.7 * unseen_mape(plain.model(), smooth_knee)
@@ -71,9 +71,9 @@ def test_the_folds_blend_in_the_process_where_the_form_misses_and_it_pays() -> N
 
 def test_the_blend_waits_until_the_runs_cover_the_share_of_candidates_asked() -> None:
     # 32 runs of 64 candidates: a share of one half lets the blend in, 0.6 keeps it out
-    assert learner_on(smooth_knee, True, min_share=0.5)._blend.weight > 0
+    assert learner_on(smooth_knee, True, min_share=0.5).blend_weight > 0
     sparse = learner_on(smooth_knee, True, min_share=0.6)
-    assert sparse._blend.weight == 0.0 and sparse.gp_process() is None
+    assert sparse.blend_weight == 0.0 and sparse.gp_process() is None
     plain = learner_on(smooth_knee, False)
     assert sparse.cv_errors()[0] == pytest.approx(plain.cv_errors()[0])
     assert sparse.model().gp is None
@@ -81,7 +81,7 @@ def test_the_blend_waits_until_the_runs_cover_the_share_of_candidates_asked() ->
 
 def test_a_form_that_holds_keeps_the_model_parametric() -> None:
     learner = learner_on(parametric, True)
-    assert learner._blend.weight == 0.0 and learner.gp_process() is None
+    assert learner.blend_weight == 0.0 and learner.gp_process() is None
     model = learner.model()
     assert model.gp is None and json.loads(model.to_json())["version"] == 1
     assert unseen_mape(model, parametric) < 0.5

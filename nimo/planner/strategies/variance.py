@@ -15,6 +15,7 @@ from typing import TypeVar
 import numpy as np
 
 from nimo.model.gp import GPHyper, log_scaled, matern52
+from nimo.model.support import seeded_rows
 
 T = TypeVar("T")
 
@@ -42,5 +43,5 @@ def seeded_subset(items: Sequence[T], limit: int, seed: int) -> list[T]:
     """``items``, or a seeded subset of ``limit`` of them in their order."""
     if len(items) <= limit:
         return list(items)
-    keep = np.sort(np.random.default_rng(seed).choice(len(items), limit, replace=False))
+    keep = np.sort(seeded_rows(len(items), limit, seed))
     return [items[int(i)] for i in keep]
