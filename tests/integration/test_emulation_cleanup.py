@@ -124,6 +124,37 @@ def test_clean_removes_the_work_dir_parents_a_run_made_only_while_empty(lab, com
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_a_parent_another_campaign_made_is_removed_by_the_last_campaign_to_end(
+        lab, compute) -> None:
+    """Campaign A made the work dirs' parent; campaign B found it while A ran and adopts it
+    (A's marker records it as made). A ends while B's run dir is inside, so the parent
+    stays; B's end removes it. Without adopting, nothing is recorded; a dir no marker
+    records as made (a user's) is never adopted."""
+    from workbench.clean import remove_empty_parents
+    from workbench.emulation.hostobjects import check_parent, forget, private_dir
+
+    base = tempfile.mkdtemp(prefix="nimo-adopt-", dir="/tmp")
+    shared, users = f"{base}/work", f"{base}/users"
+    try:
+        made_by_a = check_parent(compute, shared, "adopt-a")
+        assert made_by_a == [shared]
+        assert check_parent(compute, shared, "adopt-b") == []
+        adopted = check_parent(compute, shared, "adopt-b", adopt=True)
+        assert adopted == [shared]
+        work_b = private_dir(compute, "adopt-b", "work", shared, checked=True)
+        assert remove_empty_parents(compute, made_by_a) == []  # A ends: B's dir is inside
+        compute.run(["rm", "-rf", "--", work_b])
+        assert remove_empty_parents(compute, adopted) == [shared]  # B ends
+        assert not os.path.exists(shared)
+        os.mkdir(users, 0o700)
+        assert check_parent(compute, users, "adopt-b", adopt=True) == []
+        assert os.path.isdir(users)
+    finally:
+        for run_id in ("adopt-a", "adopt-b"):
+            forget(compute, run_id)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def test_clean_cli_sweeps_every_host_and_link(lab, storage, capsys, assert_clean):
     from workbench.cli import main
 

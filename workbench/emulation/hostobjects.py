@@ -63,10 +63,16 @@ _MKTEMP = (
     'set -e; d=$(mktemp -d --suffix="$4" -p "$3" "$2"); '
     'if ! printf "dir\\t%s\\n" "$d" >> "$1"; then rmdir -- "$d"; exit 1; fi; echo "$d"'
 )
-# $1: the marker ("" = none), then the chain / .. path: each missing component made (0700)
-# and, once made, recorded ("+path" printed); then the uid and every component's stat
+# $1: the marker ("" = none), $2: "1" to adopt, then the chain / .. path: each missing
+# component made (0700) and, once made, recorded ("+path" printed); with $2, an existing one
+# that another marker in the marker dir records as a parent is recorded too ("=path");
+# then the uid and every component's stat
 _MAKE_PARENTS = (
-    'm=$1; shift; id -u; for d; do [ -e "$d" ] || [ -L "$d" ] && continue; '
+    'm=$1; a=$2; shift 2; id -u; for d; do if [ -e "$d" ] || [ -L "$d" ]; then '
+    '[ "$a" = 1 ] && [ -n "$m" ] || continue; l=$(printf "parent\\t%s" "$d"); '
+    'for f in "${m%/*}"/*; do [ "$f" = "$m" ] && continue; '
+    'grep -qxF -- "$l" "$f" 2>/dev/null || continue; echo "=$d"; printf "%s\\n" "$l" >> "$m"; '
+    'break; done; continue; fi; '
     'mkdir -m 700 -- "$d" 2>/dev/null || break; echo "+$d"; '
     '[ -z "$m" ] || printf "parent\\t%s\\n" "$d" >> "$m"; done; stat -c "%n|%u|%a|%F" -- "$@"'
 )
@@ -188,21 +194,24 @@ def parent_problems(uid: int, stats: Sequence[str]) -> str | None:
     return None
 
 
-def check_parent(conn: Connection, path: str, run_id: str | None = None) -> list[str]:
+def check_parent(conn: Connection, path: str, run_id: str | None = None,
+                 adopt: bool = False) -> list[str]:
     """Refuse (one line naming host and path) a parent directory someone else could change:
     every component must be a real directory (symlinks are not followed) owned by root or
     the SSH user and not writable by others unless sticky. Missing components are made (0700,
     one at a time) and, with ``run_id``, recorded in its marker as ``parent`` objects (removed
-    only while empty); returns the ones made, outermost first."""
+    only while empty); returns the ones made, outermost first. ``adopt``: an existing
+    component that another run's marker on this host records as a parent it made is
+    recorded (and returned) as ours too, so whichever campaign ends last removes it."""
     check_path_chars(conn, path, "directory")
     parts = [p for p in path.split("/") if p]
     chain = ["/"] + ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
     marker = marker_file(conn, run_id) if run_id else ""
-    res = conn.run(["sh", "-c", _MAKE_PARENTS, "nimo-check", marker, *chain], check=False,
-                   timeout=30)
+    res = conn.run(["sh", "-c", _MAKE_PARENTS, "nimo-check", marker, "1" if adopt else "0",
+                    *chain], check=False, timeout=30)
     lines = res.stdout.splitlines()
-    made = [line[1:] for line in lines if line.startswith("+")]
-    stats = [line for line in lines[1:] if not line.startswith("+")]
+    made = [line[1:] for line in lines if line[:1] in ("+", "=")]
+    stats = [line for line in lines[1:] if line[:1] not in ("+", "=")]
     problem = (f"cannot read it: {res.stderr.strip()[-200:]}" if not res.ok or not stats
                else parent_problems(int(lines[0]), stats))
     if made and run_id:

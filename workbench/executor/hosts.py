@@ -141,8 +141,10 @@ class HostPool:
                 self.app_dirs[host.name] = app_dir
         workdir = self.inventory.application.workdir
         if host.role == "compute" and workdir != "/tmp" and host.name not in self.parents:
-            # made now, recorded with the app dir: removed (if empty) when the campaign ends
-            self.parents[host.name] = check_parent(conn, workdir, self._apps_run_id())
+            # made now (or made by another campaign still running), recorded with the app
+            # dir: removed (if empty) when the campaign ends
+            self.parents[host.name] = check_parent(conn, workdir, self._apps_run_id(),
+                                                   adopt=True)
         for f in shipped.script_files():
             put_atomic(conn, f, f"{app_dir}/{f.name}", mode=0o755)
         self.sadc[host.name] = find_sadc(conn) if self.inventory.monitors.sar else None
