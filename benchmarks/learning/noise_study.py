@@ -1,0 +1,144 @@
+"""The measurement noise in the internal error, scored offline on never-stopping campaigns.
+
+A replayed run returns one of an assignment's repeated measurements, while the external test
+set scores the model against their mean; the cross-validated error compares each held-out
+run with its single measurement, so it carries that run's noise where the external error
+carries less (tuning suite: ext/int at stop 0.92 with one measurement per assignment, 0.68-0.80
+with 2-5). Like :mod:`benchmarks.learning.stop_study`, but after every run the hook also
+records, read-only from the learner's caches (nothing is computed that the planner would not
+compute itself), the kernels' noise variances: of the residual correction's kernel on the
+log-residuals and of the Gaussian process on log T, and the two cross-validated errors that
+``cv_form`` combines. ``score`` replays the stop rule of ``recommended`` with the internal
+error less the noise a single measurement adds (``sqrt(e^2 - (100 sqrt(2/pi) sigma)^2)``, at
+least ``e / 2``)::
+
+    PYTHONPATH=. python -m benchmarks.learning.noise_study run tuning --apps 60 \\
+        --seeds 1,2 --max-runs 150 --out /tmp/noise.json
+    PYTHONPATH=. python -m benchmarks.learning.noise_study score /tmp/noise.json
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.learning import stop_study
+from benchmarks.learning.evaluate import Job
+
+EXTRA = ("noise_resid", "noise_logt", "cv_plain", "cv_fixed")
+HALF_NORMAL = math.sqrt(2.0 / math.pi)  # E|z| of a standard normal z
+Values = Callable[[dict[str, Any]], float | None]
+
+
+def _cached(cache: Any, n: int) -> Any:
+    """The value of a learner cache ``(sample count, value)`` if computed at ``n``."""
+    return cache[1] if cache is not None and cache[0] == n else None
+
+
+def noise_figures(learner: Any) -> dict[str, float | None]:
+    """The kernels' noise variances and the two fold errors, as cached at this sample count."""
+    n = learner.n
+    resid, logt = (c[1] if c is not None else None  # the latest, at whichever count
+                   for c in (learner._hyper, learner._blend._hyper))
+    plain = _cached(learner._cv_cache, n)
+    return {"noise_resid": resid.noise if resid is not None else None,
+            "noise_logt": logt.noise if logt is not None else None,
+            "cv_plain": plain[0] if plain is not None else None,
+            "cv_fixed": _cached(learner._fixed_cache, n)}
+
+
+def _hook() -> None:
+    from nimo.planner.common import BasePlanner
+
+    stop_study._hook_prospective()
+    original = BasePlanner._record
+    if getattr(original, "noise_hook", False):
+        return
+
+    def record(self: Any, req: Any, outcome: Any, **extra: object) -> Any:
+        extra.update(noise_figures(self.learner))
+        return original(self, req, outcome, **extra)
+
+    record.noise_hook = True  # type: ignore[attr-defined]
+    BasePlanner._record = record  # type: ignore[method-assign]
+
+
+def record_trajectory(job: Job) -> dict[str, Any]:
+    _hook()
+    return stop_study.trajectory(job, EXTRA)
+
+
+def deducted(key: str) -> Values:
+    """The internal error less the noise of one measurement, by the kernel ``key``'s noise
+    variance (the last one known), at least half the internal error."""
+    def values(it: dict[str, Any]) -> float | None:
+        e = it["internal_error_pct"]
+        var = it.get("_" + key)
+        if e is None or var is None:
+            return e
+        noise = 100.0 * HALF_NORMAL * math.sqrt(max(var, 0.0))
+        return max(math.sqrt(max(e * e - noise * noise, 0.0)), e / 2.0)
+    return values
+
+
+def _carry(its: Sequence[dict[str, Any]]) -> None:
+    """``_KEY``: the last known value of each noise key so far (caches refresh sparsely)."""
+    last: dict[str, float | None] = {}
+    for it in its:
+        for key in ("noise_resid", "noise_logt"):
+            if it.get(key) is not None:
+                last[key] = it[key]
+            it["_" + key] = last.get(key)
+
+
+def summary(trajs: Sequence[dict[str, Any]], name: str, values: Values,
+            patience: int = 30) -> str:
+    scored = []
+    for t in trajs:
+        if t["exit"] != 0:
+            continue
+        its = t["iterations"]
+        _carry(its)
+        prospective = stop_study._prospective_so_far(its)
+        vals = [values(it) for it in its]
+        stop = stop_study.stop_index(its, vals, prospective, 10, patience=patience)
+        scored.append(_score(t, its, vals, stop))
+    ratios = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
+    return (f"{name:22s} patience {patience:3d}: reach & keep "
+            f"{100 * np.mean([s['reached'] for s in scored]):5.1f}%, stop at run "
+            f"{statistics.median(s['stop_run'] for s in scored):5.1f}, final MAPE "
+            f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
+            f"{np.median(ratios):.2f} (> 2: {100 * np.mean(ratios > 2):4.1f}%, "
+            f"< 0.5: {100 * np.mean(ratios < 0.5):4.1f}%), n {len(scored)}")
+
+
+def _score(t: dict[str, Any], its: Sequence[dict[str, Any]], vals: Sequence[float | None],
+           stop: int) -> dict[str, Any]:
+    from benchmarks.learning.metrics import reach_and_keep, reached_within
+
+    final, internal = its[stop]["external_mape_pct"], vals[stop]
+    hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
+                          for it in its[:stop + 1]], final=final)
+    return {"stop_run": its[stop]["run"], "final": final,
+            "ratio": final / internal if internal else None,
+            "reached": reached_within(hit, t["all_samples_s"])}
+
+
+def score_all(trajs: Sequence[dict[str, Any]]) -> None:
+    def shipped(it: dict[str, Any]) -> float | None:
+        return it["internal_error_pct"]
+
+    for patience in (30, 45, 60):
+        print(summary(trajs, "cv_form (shipped)", shipped, patience))
+    for key in ("noise_resid", "noise_logt"):
+        print(summary(trajs, f"less {key}", deducted(key)))
+
+
+if __name__ == "__main__":
+    sys.exit(stop_study.main(record=record_trajectory, score_all=score_all,
+                             description=__doc__.splitlines()[0]))
