@@ -5,6 +5,7 @@ planner (recommended design unless --design) is driven to ~500 samples and every
 ask + tell is timed. Prints median and 95th percentile per sample count band, and at how
 many of its steps the model blended its log-T process in (recommended's variance picks).
 Usage: python benchmarks/planning_speed.py [--samples 500] [--design recommended]
+[--force-blend]
 """
 
 from __future__ import annotations
@@ -49,12 +50,31 @@ def sample(a: dict[str, float], rng: np.random.Generator) -> Sample:
     return Sample(a, T=D * (o_a + o_n + o_d), D=D, o_a=o_a, o_n=o_n, o_d=o_d)
 
 
+def force_blend() -> None:
+    """Make every blend take weight 0.5 (benchmark only: the pick's cost does not depend on
+    the weight, and on this application the folds never choose one)."""
+    from nimo.planner.blend import Blend
+
+    def choose(self: Blend, T: np.ndarray, parametric: np.ndarray, gp: np.ndarray,
+               informed: object, hold: object) -> float:
+        self.weight = 0.5 if np.isfinite(gp).all() else 0.0
+        return self.weight
+
+    Blend.choose = choose  # type: ignore[method-assign,assignment]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=500)
     ap.add_argument("--candidates", type=int, default=4000)
     ap.add_argument("--design", default="recommended")
+    ap.add_argument("--force-blend", action="store_true",
+                    help="a cost probe: the model always blends its process in (weight 0.5 "
+                         "wherever the folds' process predicts), so every step after the "
+                         "start and edges is recommended's variance pick")
     args = ap.parse_args()
+    if args.force_blend:
+        force_blend()
     space = build_space(args.candidates, 0)
     design = load_design(args.design).to_dict()
     design["stop"] = {"error_pct": 0, "min_samples": 1, "max_runs": args.samples + 1}

@@ -148,8 +148,7 @@ class Learner:
         return fresh if fresh.loo_mape < kept.loo_mape * (1 - self.options.sticky) else kept
 
     def prospective_error_pct(self, sample: Sample) -> float | None:
-        """How far off (%, at most 100) the current fit predicts a run it has not seen yet;
-        None before a fit."""
+        """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted."""
         if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
             return None
         x = np.asarray([self.space.from_dict(sample.assignment)], float)
@@ -158,6 +157,10 @@ class Learner:
         if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
             return RUN_ERROR_CAP_PCT
         return min(abs(predicted - sample.T) / sample.T * 100, RUN_ERROR_CAP_PCT)
+
+    def predicted_T(self, X: np.ndarray) -> np.ndarray:
+        """``model().predict_many(X)`` without building the model and its calibration."""
+        return clip_to_bounds(self._corrected(self._parametric_T(X), X), self._bounds_if_bounded())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
@@ -169,8 +172,7 @@ class Learner:
 
     # -- errors ----------------------------------------------------------------------
     def loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
-        """Leave-one-out error of T and of each predictor's target, in percent (computed once
-        per refit: the stop rule, traversal and committee all ask for it)."""
+        """Leave-one-out error of T and of each predictor's target (%), once per refit."""
         if self._loo_cache is not None:
             return self._loo_cache
         self._loo_cache = self._loo_errors()
@@ -263,8 +265,7 @@ class Learner:
             seed=seed, correct=correct if hyper is not None else None)
 
     def apparent_T(self) -> np.ndarray:
-        """The delivered model's predicted T at its own training runs (bounds and residual
-        correction as it predicts)."""
+        """The delivered model's predicted T at its own training runs."""
         return clip_to_bounds(self._corrected(self._parametric_T(), self.X), self.bounds())
 
     def _corrected(self, parametric: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -324,8 +325,8 @@ class Learner:
         return computed_at == self.n or (self.n > 40 and self.n - computed_at < self.n // 10)
 
     # -- residual correction (predictors.residual) -------------------------------------
-    def _parametric_T(self) -> np.ndarray:
-        X = self.X
+    def _parametric_T(self, X: np.ndarray | None = None) -> np.ndarray:
+        X = self.X if X is None else X
         return self.combine({p: f.predict(X) for p, f in self.fitted.items()})
 
     def _residual_hyper(self) -> Hyper | None:
@@ -368,9 +369,8 @@ class Learner:
         return self._loo_raw
 
     def calibration(self, model: CostModel) -> dict[str, object]:
-        """Studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (``sd_i`` the predictive
-        std at sample i), sorted: the model widens its intervals to their quantile where the
-        parametric ones are too narrow. Leverage-1 points (no LOO prediction) are left out."""
+        """Sorted studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (leverage-1
+        points left out): the model widens too narrow intervals to their quantile."""
         if self.n < MIN_CALIBRATION_RUNS:
             return {}
         _, var, _ = model.predict_var_many(self.X)

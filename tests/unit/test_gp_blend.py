@@ -69,6 +69,15 @@ def test_the_folds_blend_in_the_process_where_the_form_misses_and_it_pays() -> N
     assert blend.fixed_form_error() < plain.fixed_form_error()
 
 
+def test_the_learner_predicts_as_its_model_does_without_building_it() -> None:
+    for truth in (smooth_knee, parametric):
+        learner = learner_on(truth, True)
+        X = grid()
+        assert np.allclose(learner.predicted_T(X), learner.model().predict_many(X),
+                           rtol=1e-12, atol=0.0)
+    assert learner_on(smooth_knee, True).blend_weight > 0  # the blended path was checked
+
+
 def test_the_blend_waits_until_the_runs_cover_the_share_of_candidates_asked() -> None:
     # 32 runs of 64 candidates: a share of one half lets the blend in, 0.6 keeps it out
     assert learner_on(smooth_knee, True, min_share=0.5).blend_weight > 0

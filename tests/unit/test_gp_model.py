@@ -124,3 +124,15 @@ def test_the_runs_inform_the_process_near_them_and_not_far_away() -> None:
     process = LogTProcess(LEVELS, X, np.log(T), GPHyper((0.3, 0.3), 0.5, 0.001))
     _, informed = process.predict_informed(np.array([[1.0, 0.0], [3.0, 2.5], [1e9, 1e4]]))
     assert informed[0] > 0.99 and 0.0 < informed[1] <= 1.0 and informed[2] == pytest.approx(0)
+
+
+def test_the_lower_inverse_by_halves_is_the_inverse() -> None:
+    from nimo.model.gp import lower_inverse
+
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 64, 65, 300):
+        A = rng.normal(size=(n, n))
+        L = np.linalg.cholesky(A @ A.T / n + 0.05 * np.eye(n))
+        inv = lower_inverse(L)
+        assert np.allclose(inv @ L, np.eye(n), atol=1e-10)
+        assert np.allclose(np.triu(inv, 1), 0.0)

@@ -6,7 +6,7 @@ import numpy as np
 
 from nimo.model.gp import GPHyper, LogTProcess
 from nimo.planner.strategies.sampling import SupportPointsAndEdges, SupportThenVariance
-from nimo.planner.strategies.variance import seeded_subset, variance_reduction
+from nimo.planner.strategies.variance import over_rows, seeded_subset, variance_reduction
 from nimo.space import Attribute, ResourceSpace
 
 LEVELS = [[1.0, 2.0, 4.0, 8.0, 16.0], [0.1, 0.5, 1.0]]
@@ -17,15 +17,18 @@ def _grid() -> np.ndarray:
     return np.array([[a, b] for a in LEVELS[0] for b in LEVELS[1]], float)
 
 
+def _over(rows: np.ndarray) -> LogTProcess:
+    return LogTProcess(LEVELS, rows, np.zeros(len(rows)), HYPER)
+
+
 def _summed_variance(rows: np.ndarray, targets: np.ndarray) -> float:
-    process = LogTProcess(LEVELS, rows, np.zeros(len(rows)), HYPER)
-    return float(process.predict_log(targets)[1].sum())
+    return float(_over(rows).predict_log(targets)[1].sum())
 
 
 def test_reduction_equals_the_drop_in_summed_posterior_variance():
     grid = _grid()
     rows, pool = grid[[0, 7, 14]], grid[[1, 5, 9, 12]]
-    gain = variance_reduction(LEVELS, rows, HYPER, pool, grid)
+    gain = variance_reduction(_over(rows), pool, grid)
     before = _summed_variance(rows, grid)
     for x, g in zip(pool, gain, strict=True):
         after = _summed_variance(np.vstack([rows, x]), grid)
@@ -36,8 +39,21 @@ def test_a_run_far_from_the_measured_ones_cuts_more_than_one_beside_them():
     grid = _grid()
     rows = grid[[0, 1]]  # the smallest first level
     near, far = grid[[2]], grid[[13]]
-    gain = variance_reduction(LEVELS, rows, HYPER, np.vstack([near, far]), grid)
+    gain = variance_reduction(_over(rows), np.vstack([near, far]), grid)
     assert gain[1] > gain[0] > 0
+
+
+def test_the_process_serves_when_its_runs_are_the_rows_else_one_over_the_rows_does():
+    grid = _grid()
+    rows = grid[[0, 7, 14]]
+    values = np.log(np.array([1.0, 3.0, 2.0]))
+    process = LogTProcess(LEVELS, rows, values, HYPER)
+    assert over_rows(process, rows[::-1].copy()) is process
+    more = np.vstack([rows, grid[[3]]])  # a run in flight
+    other = over_rows(process, more)
+    assert other is not process and len(other.rows) == 4
+    assert np.allclose(variance_reduction(other, grid, grid),
+                       variance_reduction(_over(more), grid, grid))
 
 
 def test_subset_is_everything_or_a_seeded_ordered_sample():
@@ -58,6 +74,9 @@ class _Learner:
 
     def model(self) -> _Learner:
         return self
+
+    def predicted_T(self, X: np.ndarray) -> np.ndarray:
+        return self.predict_many(X)
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         return np.array([self._cost.get(tuple(r), 1.0) for r in X], float)
@@ -89,7 +108,7 @@ def _measured_corners_and_more() -> list[tuple[float, ...]]:
 def test_with_the_process_blended_in_the_pick_cuts_its_variance_most():
     view = _View(_measured_corners_and_more(), process=True, cost={})
     pool = view.candidate_pool()
-    gain = variance_reduction(LEVELS, np.asarray(sorted(view.measured), float), HYPER,
+    gain = variance_reduction(_over(np.asarray(sorted(view.measured), float)),
                               np.asarray(pool, float), _grid())
     pick = SupportThenVariance().select_free(view)
     assert pick == pool[int(np.argmax(gain))]

@@ -26,6 +26,7 @@ from nimo.planner.strategies.support import EnergyCriterion, cost_aware_pick
 from nimo.planner.strategies.variance import (
     MAX_POOL,
     MAX_TARGETS,
+    over_rows,
     seeded_subset,
     variance_reduction,
 )
@@ -359,9 +360,8 @@ class SupportThenVariance(SupportPointsAndEdges):
         pool = seeded_subset(pool, MAX_POOL, seed=len(rows))
         X = np.asarray(pool, float)
         targets = seeded_subset(view.space.candidates, MAX_TARGETS, seed=len(rows) + 1)
-        gain = variance_reduction(process.levels, rows, process.hyper, X,
-                                  np.asarray(targets, float))
-        return pool[cost_aware_pick(-gain, view.learner.model().predict_many(X),
+        gain = variance_reduction(over_rows(process, rows), X, np.asarray(targets, float))
+        return pool[cost_aware_pick(-gain, view.learner.predicted_T(X),
                                     self.cost_exponent)]
 
 

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from nimo.model.gp import GPHyper, log_scaled, matern52
+from nimo.model.gp import LogTProcess, matern52
 from nimo.model.support import seeded_rows
 
 T = TypeVar("T")
@@ -25,18 +25,27 @@ MAX_POOL = 300
 MAX_TARGETS = 300
 
 
-def variance_reduction(levels: Sequence[Sequence[float]], rows: np.ndarray, hyper: GPHyper,
-                       pool: np.ndarray, targets: np.ndarray) -> np.ndarray:
+def variance_reduction(process: LogTProcess, pool: np.ndarray,
+                       targets: np.ndarray) -> np.ndarray:
     """Per ``pool`` row, the summed cut of the posterior variance of log T over ``targets``
-    if it were measured next, the process conditioned on ``rows``."""
-    S, P, C = (log_scaled(levels, np.asarray(a, float)) for a in (rows, pool, targets))
-    K = matern52(S, S, hyper) + hyper.noise * np.eye(len(S))
-    chol = np.linalg.cholesky(K)
-    v_pool = np.linalg.solve(chol, matern52(S, P, hyper))
-    v_targets = np.linalg.solve(chol, matern52(S, C, hyper))
+    if it were measured next (``process``: conditioned on the runs measured or in flight;
+    the values do not matter, only where the runs are)."""
+    P, C = process.scaled(np.asarray(pool, float)), process.scaled(np.asarray(targets, float))
+    _, v_pool = process.whitened(P)
+    _, v_targets = process.whitened(C)
+    hyper = process.hyper
     cov = matern52(P, C, hyper) - v_pool.T @ v_targets
     var = np.maximum(hyper.signal - (v_pool * v_pool).sum(axis=0), 0.0)
     return (cov * cov).sum(axis=1) / (var + hyper.noise)
+
+
+def over_rows(process: LogTProcess, rows: np.ndarray) -> LogTProcess:
+    """``process`` itself when it is conditioned on exactly ``rows`` (in any order), else one
+    with its kernel conditioned on ``rows`` (values 0: the variance ignores them)."""
+    own = process.rows
+    if own.shape == rows.shape and set(map(tuple, own)) == set(map(tuple, rows)):
+        return process
+    return LogTProcess(process.levels, rows, np.zeros(len(rows)), process.hyper)
 
 
 def seeded_subset(items: Sequence[T], limit: int, seed: int) -> list[T]:
