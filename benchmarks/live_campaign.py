@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -50,6 +51,41 @@ def write_inventory(lab_inventory: Path, out: Path, app: str) -> Path:
     doc["policies"] = {"on_failure": "continue", "max_failures": 8, "retries": 1}
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+def measure_external(runner: Any, count: int, seed: int) -> list[tuple[dict, float]]:
+    """``count`` unused assignments measured once each (failures named, left out)."""
+    external = []
+    reqs = [RunRequest(-(i + 1), d, "external")
+            for i, d in enumerate(runner.holdout(count, seed=seed))]
+    for o in runner.run_many(reqs):
+        if o.ok:
+            external.append((dict(o.request.assignment), o.sample.T))
+        else:
+            print(f"external run failed: {o.reason}")
+    print(f"external test set: {len(external)} assignments measured")
+    return external
+
+
+def print_runs(outcomes: list[Any], external: list[tuple[dict, float]]) -> None:
+    """One line per run (its occupancies and overhead), the external set, and medians."""
+    print(f"\n{'run':>4} {'T':>6} {'U':>5} {'D':>6} {'o_a':>7} {'o_n':>7} {'o_d':>7} "
+          f"{'ovh':>5}  assignment")
+    for o in outcomes:
+        if o.ok:
+            s = o.sample
+            print(f"{o.request.run:>4} {s.T:6.2f} {s.U:5.2f} {s.D:6.2f} {s.o_a:7.4f} "
+                  f"{s.o_n:7.4f} {s.o_d:7.4f} {o.overhead_s:5.2f}  "
+                  + " ".join(f"{k}={v:g}" for k, v in s.assignment.items()))
+        else:
+            print(f"{o.request.run:>4} FAILED {o.reason}")
+    print("external:", [(" ".join(f"{v:g}" for v in e[0].values()), round(e[1], 2))
+                        for e in external])
+    ok = [o for o in outcomes if o.ok]
+    if ok:
+        print(f"app time median {statistics.median(o.sample.T for o in ok):.2f} s, overhead "
+              f"median {statistics.median(o.overhead_s for o in ok):.2f} s per run")
+        print(f"o_s split methods: {sorted({str(o.sample.meta.get('split')) for o in ok})}")
 
 
 def main() -> int:
@@ -84,17 +120,7 @@ def main() -> int:
         print(f"app {a.app}: {len(space.candidates)} candidate assignments; design "
               f"{design.get('name')}; budget {a.max_runs} runs")
 
-        external = []
-        if a.external:
-            picks = runner.holdout(a.external, seed=a.seed + 1000)
-            reqs = [RunRequest(-(i + 1), d, "external") for i, d in enumerate(picks)]
-            for o in runner.run_many(reqs):
-                if o.ok:
-                    external.append((dict(o.request.assignment), o.sample.T))
-                else:
-                    print(f"external run failed: {o.reason}")
-            print(f"external test set: {len(external)} assignments measured")
-
+        external = measure_external(runner, a.external, a.seed + 1000) if a.external else []
         planner = make_planner(space.restricted(
             [c for c in space.candidates if space.as_dict(c) not in [e[0] for e in external]]),
             design, a.seed)
@@ -109,26 +135,9 @@ def main() -> int:
                             name=f"live-{a.app}", design=design)
         result = campaign.run()
         wall = time.monotonic() - t0
-        ok = [o for o in outcomes if o.ok]
-        print(f"\n{len(outcomes)} runs ({len(ok)} ok) in {wall:.1f} s wall; stopped: "
-              f"{result.stopped_because}")
-        print(f"\n{'run':>4} {'T':>6} {'U':>5} {'D':>6} {'o_a':>7} {'o_n':>7} {'o_d':>7} "
-              f"{'ovh':>5}  assignment")
-        for o in outcomes:
-            if o.ok:
-                s = o.sample
-                print(f"{o.request.run:>4} {s.T:6.2f} {s.U:5.2f} {s.D:6.2f} {s.o_a:7.4f} "
-                      f"{s.o_n:7.4f} {s.o_d:7.4f} {o.overhead_s:5.2f}  "
-                      + " ".join(f"{k}={v:g}" for k, v in s.assignment.items()))
-            else:
-                print(f"{o.request.run:>4} FAILED {o.reason}")
-        print("external:", [(" ".join(f"{v:g}" for v in e[0].values()), round(e[1], 2))
-                            for e in external])
-        if ok:
-            print(f"app time median {statistics.median(o.sample.T for o in ok):.2f} s, overhead "
-                  f"median {statistics.median(o.overhead_s for o in ok):.2f} s per run")
-            o_split = [o.sample.meta.get("split") for o in ok]
-            print(f"o_s split methods: {sorted(set(map(str, o_split)))}")
+        print(f"\n{len(outcomes)} runs ({sum(o.ok for o in outcomes)} ok) in {wall:.1f} s "
+              f"wall; stopped: {result.stopped_because}")
+        print_runs(outcomes, external)
         print(f"final external MAPE: {result.external_mape_pct}")
         if a.json:
             Path(a.json).write_text(json.dumps(result.to_dict(), indent=1, default=str))

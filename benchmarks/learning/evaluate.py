@@ -6,10 +6,9 @@
     PYTHONPATH=. python3 -m benchmarks.learning.evaluate bell
 
 Each campaign is one ``nimo replay`` through the real CLI (``workbench.cli.main``, in a pool of
-at most 2 worker processes) on a copy of the case's CSV from which a *judge set* of assignments
-was removed first: neither training, nor the internal test, nor the external test set ever sees
-those runs, and they alone score the exported model's 90% interval. The judge set and the
-external test set depend on (case, seed) only, so every design meets the same ones.
+at most 2 worker processes) on a copy of the case's CSV without a *judge set* of assignments,
+which neither training nor the internal or external test set ever sees and which alone scores
+the model's 90% interval. Judge and external sets depend on (case, seed) only.
 
 Figures printed (medians over campaigns = (case, seed) pairs unless said otherwise):
 
@@ -24,14 +23,11 @@ Figures printed (medians over campaigns = (case, seed) pairs unless said otherwi
   GradientBoostingRegressor fitted on as many random configurations (one measured run each,
   same external test set; default hyper-parameters). A campaign that stopped before the mark
   counts with the model it delivered (the count is printed);
-- honesty (all suites): at stop, external MAPE / the last internal error the campaign reported
-  (median, and share of campaigns > 2);
-- coverage (all suites): share of the judge runs (every recorded repeat) inside the final
-  model's 90% interval (pooled, and median per campaign); NaN intervals count as misses;
+- honesty (all suites): at stop, external MAPE / the campaign's last internal error (median,
+  share > 2); coverage: the share of the judge runs (every recorded repeat) inside the final
+  model's 90% interval (pooled, and median per campaign; a NaN interval is a miss);
 - time per campaign (wall, in the worker) and the total wall time.
-
-The JSON written with --out holds every campaign's record (iteration trace, metrics) and the
-summary.
+``--out`` writes every campaign's record (iteration trace, metrics) and the summary as JSON.
 """
 
 from __future__ import annotations
