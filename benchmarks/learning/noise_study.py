@@ -107,7 +107,7 @@ def summary(trajs: Sequence[dict[str, Any]], name: str, values: Values,
         prospective = stop_study._prospective_so_far(its)
         vals = [values(it) for it in its]
         stop = stop_study.stop_index(its, vals, prospective, 10, patience=patience)
-        scored.append(_score(t, its, vals, stop))
+        scored.append(stop_study.score_at(t, vals, stop))
     ratios = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
     return (f"{name:22s} patience {patience:3d}: reach & keep "
             f"{100 * np.mean([s['reached'] for s in scored]):5.1f}%, stop at run "
@@ -115,18 +115,6 @@ def summary(trajs: Sequence[dict[str, Any]], name: str, values: Values,
             f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
             f"{np.median(ratios):.2f} (> 2: {100 * np.mean(ratios > 2):4.1f}%, "
             f"< 0.5: {100 * np.mean(ratios < 0.5):4.1f}%), n {len(scored)}")
-
-
-def _score(t: dict[str, Any], its: Sequence[dict[str, Any]], vals: Sequence[float | None],
-           stop: int) -> dict[str, Any]:
-    from benchmarks.learning.metrics import reach_and_keep, reached_within
-
-    final, internal = its[stop]["external_mape_pct"], vals[stop]
-    hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
-                          for it in its[:stop + 1]], final=final)
-    return {"stop_run": its[stop]["run"], "final": final,
-            "ratio": final / internal if internal else None,
-            "reached": reached_within(hit, t["all_samples_s"])}
 
 
 def score_all(trajs: Sequence[dict[str, Any]]) -> None:

@@ -164,7 +164,13 @@ def score_values(traj: dict[str, Any], values: Sequence[float | None], confirm: 
     its = traj["iterations"]
     if prospective is None:
         prospective = _prospective_so_far(its)
-    stop = stop_index(its, values, prospective, confirm)
+    return score_at(traj, values, stop_index(its, values, prospective, confirm))
+
+
+def score_at(traj: dict[str, Any], values: Sequence[float | None], stop: int) -> dict[str, Any]:
+    """The campaign stopped at iteration ``stop``: its run, external MAPE, ext/int (``values``
+    read as the internal error) and whether it reached and kept 10% within 2% of the time."""
+    its = traj["iterations"]
     final, internal = its[stop]["external_mape_pct"], values[stop]
     hit = reach_and_keep([(it["run"], it["acquisition_s"], it["external_mape_pct"])
                           for it in its[:stop + 1]], final=final)
