@@ -112,8 +112,11 @@ def test_learning_keeps_several_jobs_in_flight(slurm_lab, tmp_path) -> None:
     doc = yaml.safe_load(inv.read_text())
     doc["slurm"]["max_jobs"] = 2
     doc["knobs"][0]["levels"] = [1, 2]  # any two jobs fit the 4 nodes at once
+    # every job runs 3 s or more: Slurm may start the second of a batch a second after the
+    # first (a 100 MB job at a 0.2 share took 0.9 s and had ended by then)
+    doc["knobs"][1]["levels"] = [0.05, 0.08]
     cmd = doc["application"]["command"]
-    cmd[cmd.index("--work-mb") + 1] = "100"
+    cmd[cmd.index("--work-mb") + 1] = "150"
     inv.write_text(yaml.safe_dump(doc, sort_keys=False))
     design = tmp_path / "design.yaml"
     design.write_text("extends: recommended\nstop: {error_pct: 0, max_runs: 5}\n")
