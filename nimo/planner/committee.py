@@ -59,7 +59,7 @@ class Committee:
         With ``plausible_only``, members whose LOO error of T is much worse than the fitted
         model's (> max(1.5x, +2 points)) are left out."""
         learner = self.learner
-        out = [learner.model().predict_many(X)]
+        out = [learner.predicted_T(X)]
         best, _ = learner.loo_errors() if plausible_only else (None, None)
         for fits, err in self.fits():
             if plausible_only and best is not None and not (

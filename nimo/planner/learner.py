@@ -152,7 +152,7 @@ class Learner:
         if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
             return None
         x = np.asarray([self.space.from_dict(sample.assignment)], float)
-        raw = self._corrected(self.combine({p: f.predict(x) for p, f in self.fitted.items()}), x)
+        raw = self._corrected(self._parametric_T(x), x)
         predicted = float(clip_to_bounds(raw, self._bounds_if_bounded())[0])
         if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
             return RUN_ERROR_CAP_PCT

@@ -168,14 +168,13 @@ class LmaxI1ThenUncertainty(LmaxI1):
             return None
         X = np.asarray(pool, float)
         self.free_runs += 1
-        model = view.learner.model()
         if self.free_runs <= len(view.space.names):
             seen = np.asarray(sorted(view.measured | view.in_flight), float)
-            score = maximin_score(view.space, X, seen, model.predict_many(X),
+            score = maximin_score(view.space, X, seen, view.learner.predicted_T(X),
                                   self.cost_exponent)
             return pool[int(np.argmax(score))]
         preds = view.learner.committee(X)
-        _, var, _ = model.predict_var_many(X)
+        _, var, _ = view.learner.model().predict_var_many(X)
         return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
 
 
@@ -246,15 +245,15 @@ class SpaceFillingThenUncertainty(FreeSampling):
         self.distance.update(view.measured)
         X = np.asarray(pool, float)
         self.picks += 1
-        model = view.learner.model() if view.learner.fitted else None
-        predicted = model.predict_many(X) if model is not None else np.ones(len(pool))
+        fitted = bool(view.learner.fitted)
+        predicted = view.learner.predicted_T(X) if fitted else np.ones(len(pool))
         if view.learner.n < self.start_size(view) or self.picks % self.EXPLORE_EVERY == 0:
             distance = self.distance.of(pool, placed=view.in_flight)
             score = spacefill_score(distance, predicted, self.cost_exponent)
             return pool[int(np.argmax(score))]
-        assert model is not None
+        assert fitted
         preds = view.learner.committee(X)
-        _, var, _ = model.predict_var_many(X)
+        _, var, _ = view.learner.model().predict_var_many(X)
         return pool[int(np.argmax(uncertainty_score(preds, var, self.cost_exponent)))]
 
 
@@ -284,10 +283,9 @@ class SupportPoints(FreeSampling):
         energy = self._energy(view)
         energy.update(view.measured | view.held_out)
         criterion = energy.of(pool, placed=view.in_flight)
-        model = view.learner.model() if view.learner.fitted else None
-        if model is None:
+        if not view.learner.fitted:
             return pool[int(np.argmin(criterion))]
-        predicted = model.predict_many(np.asarray(pool, float))
+        predicted = view.learner.predicted_T(np.asarray(pool, float))
         return pool[cost_aware_pick(criterion, predicted, self.cost_exponent)]
 
 
