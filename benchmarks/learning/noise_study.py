@@ -20,12 +20,9 @@ least ``e / 2``)::
 from __future__ import annotations
 
 import math
-import statistics
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from benchmarks.learning import stop_study
 from benchmarks.learning.evaluate import Job
@@ -86,14 +83,17 @@ def deducted(key: str) -> Values:
     return values
 
 
-def _carry(its: Sequence[dict[str, Any]]) -> None:
-    """``_KEY``: the last known value of each noise key so far (caches refresh sparsely)."""
+def _carry(its: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``its`` with ``_KEY``: the last known value of each noise key so far
+    (caches refresh sparsely)."""
     last: dict[str, float | None] = {}
+    out = []
     for it in its:
         for key in ("noise_resid", "noise_logt"):
             if it.get(key) is not None:
                 last[key] = it[key]
-            it["_" + key] = last.get(key)
+        out.append({**it, **{"_" + key: last.get(key) for key in ("noise_resid", "noise_logt")}})
+    return out
 
 
 def summary(trajs: Sequence[dict[str, Any]], name: str, values: Values,
@@ -102,19 +102,12 @@ def summary(trajs: Sequence[dict[str, Any]], name: str, values: Values,
     for t in trajs:
         if t["exit"] != 0:
             continue
-        its = t["iterations"]
-        _carry(its)
+        its = _carry(t["iterations"])
         prospective = stop_study._prospective_so_far(its)
         vals = [values(it) for it in its]
         stop = stop_study.stop_index(its, vals, prospective, 10, patience=patience)
         scored.append(stop_study.score_at(t, vals, stop))
-    ratios = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
-    return (f"{name:22s} patience {patience:3d}: reach & keep "
-            f"{100 * np.mean([s['reached'] for s in scored]):5.1f}%, stop at run "
-            f"{statistics.median(s['stop_run'] for s in scored):5.1f}, final MAPE "
-            f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
-            f"{np.median(ratios):.2f} (> 2: {100 * np.mean(ratios > 2):4.1f}%, "
-            f"< 0.5: {100 * np.mean(ratios < 0.5):4.1f}%), n {len(scored)}")
+    return f"{name:22s} patience {patience:3d}: {stop_study.scored_figures(scored)}"
 
 
 def score_all(trajs: Sequence[dict[str, Any]]) -> None:

@@ -181,13 +181,18 @@ def score_at(traj: dict[str, Any], values: Sequence[float | None], stop: int) ->
 
 def summary_line(trajs: Sequence[dict[str, Any]], estimate: str, confirm: int) -> str:
     scored = [score_campaign(t, estimate, confirm) for t in trajs if t["exit"] == 0]
-    ratios = [s["ratio"] for s in scored if s["ratio"] is not None]
-    return (f"{estimate:30s} confirm {confirm:2d}: reach & keep "
-            f"{100 * np.mean([s['reached'] for s in scored]):5.1f}%, stop at run "
-            f"{statistics.median(s['stop_run'] for s in scored):4.1f}, final MAPE "
+    return f"{estimate:30s} confirm {confirm:2d}: {scored_figures(scored)}"
+
+
+def scored_figures(scored: Sequence[dict[str, Any]]) -> str:
+    """Reach & keep, median stop run and final MAPE, and ext/int with its tails, over
+    campaigns scored by :func:`score_at`."""
+    ratios = np.array([s["ratio"] for s in scored if s["ratio"] is not None])
+    return (f"reach & keep {100 * np.mean([s['reached'] for s in scored]):5.1f}%, stop at run "
+            f"{statistics.median(s['stop_run'] for s in scored):5.1f}, final MAPE "
             f"{statistics.median(s['final'] for s in scored):5.2f}%, ext/int "
-            f"{statistics.median(ratios):.2f} (> 2: {100 * np.mean(np.array(ratios) > 2):4.1f}%,"
-            f" < 0.5: {100 * np.mean(np.array(ratios) < 0.5):4.1f}%)")
+            f"{np.median(ratios):.2f} (> 2: {100 * np.mean(ratios > 2):4.1f}%, "
+            f"< 0.5: {100 * np.mean(ratios < 0.5):4.1f}%), n {len(scored)}")
 
 
 def _score_estimates(trajs: Sequence[dict[str, Any]]) -> None:
