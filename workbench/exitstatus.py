@@ -27,11 +27,13 @@ import contextlib
 import enum
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nimo.campaign.metrics import unmeasured_knobs
+from nimo.campaign.metrics import extrapolated_knobs, unmeasured_knobs
+
+TRAINING_PURPOSES = ("reference", "train")  # the runs a model is fitted on
 
 
 class Exit(enum.IntEnum):
@@ -161,6 +163,20 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
         status = Exit.RUNS_FAILED if status is Exit.OK else status
         problems.append(f"{h_failed} of {final.get('holdout_runs')} holdout runs failed: the "
                         f"holdout figures cover {final['holdout_runs'] - h_failed} runs only")
-    warnings = tuple(u.warning() for u in unmeasured_knobs(
-        (it["assignment"], it.get("status", "done") == "done") for it in iterations))
-    return Verdict(status, tuple(problems), warnings)
+    return Verdict(status, tuple(problems), knob_warnings(doc.get("model"), iterations))
+
+
+def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Knobs never measured (every run that varied them failed), then knobs whose levels
+    reach beyond the training runs (the model extrapolates there)."""
+    unmeasured = unmeasured_knobs(
+        (it["assignment"], it.get("status", "done") == "done") for it in iterations)
+    attributes = model.get("attributes") if isinstance(model, Mapping) else None
+    levels = {a["name"]: a["levels"] for a in attributes or ()
+              if isinstance(a, Mapping) and "name" in a and "levels" in a}
+    for u in unmeasured:
+        levels.pop(u.knob, None)
+    training = (it["assignment"] for it in iterations if it.get("status", "done") == "done"
+                and it.get("purpose") in TRAINING_PURPOSES)
+    return tuple(u.warning() for u in unmeasured) + tuple(
+        e.warning() for e in extrapolated_knobs(levels, training))

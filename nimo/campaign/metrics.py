@@ -73,3 +73,41 @@ def unmeasured_knobs(runs: Iterable[tuple[Mapping[str, float], bool]]) -> list[U
             out.append(Unmeasured(k, tuple(sorted(levels)), tuple(sorted(failed)),
                                   sum(failed.values())))
     return out
+
+
+@dataclass(frozen=True)
+class Extrapolated:
+    """A knob whose training runs spanned ``measured`` (lowest, highest level) while the
+    space also holds ``beyond``: the model extrapolates there, and an internal error
+    cross-validated over the runs cannot see how well."""
+
+    knob: str
+    measured: tuple[float, float]
+    beyond: tuple[float, ...]
+
+    def warning(self) -> str:
+        shown = ", ".join(f"{v:g}" for v in self.beyond[:3])
+        more = f" and {len(self.beyond) - 3} more" if len(self.beyond) > 3 else ""
+        lo, hi = self.measured
+        span = f"{lo:g}" if lo == hi else f"{lo:g} .. {hi:g}"
+        return (f"knob {self.knob} was measured at {span} only; predictions at {shown}{more} "
+                "extrapolate, and the internal error does not cover them")
+
+
+def extrapolated_knobs(levels: Mapping[str, Sequence[float]],
+                       training: Iterable[Mapping[str, float]]) -> list[Extrapolated]:
+    """Knobs with levels outside the range their ``training`` assignments (the runs the
+    model was fitted on) spanned; knobs no training run holds are left out."""
+    seen: dict[str, list[float]] = {}
+    for assignment in training:
+        for k, v in assignment.items():
+            seen.setdefault(k, []).append(float(v))
+    out = []
+    for knob, values in levels.items():
+        if knob not in seen:
+            continue
+        lo, hi = min(seen[knob]), max(seen[knob])
+        beyond = tuple(sorted(float(v) for v in values if not lo <= float(v) <= hi))
+        if beyond:
+            out.append(Extrapolated(knob, (lo, hi), beyond))
+    return out

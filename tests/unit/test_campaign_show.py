@@ -106,6 +106,22 @@ def test_status_warns_of_a_knob_never_measured(tmp_path, capsys) -> None:
         assert store.campaigns() == []
 
 
+def test_status_warns_of_levels_beyond_the_training_runs(tmp_path, capsys) -> None:
+    url = f"sqlite:///{tmp_path}/e.db"
+    with open_store(url) as store:
+        store.create_campaign("e", "live", design={}, status="done")
+        for o in (_done(1, {"cpu": 1.0, "mem": 512.0}), _done(2, {"cpu": 0.5, "mem": 256.0})):
+            store.record_outcome("e", o)
+        store.save_model("e", 2, {"attributes": [
+            {"name": "cpu", "levels": [0.5, 1.0]},
+            {"name": "mem", "levels": [64.0, 256.0, 512.0]}]})
+    assert main(["campaign", "status", "e", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert ("warning   knob mem was measured at 256 .. 512 only; predictions at 64 extrapolate"
+            in out)
+    assert "knob cpu" not in out
+
+
 def test_predict_refuses_non_finite_and_warns_outside_the_range(replayed, tmp_path,
                                                                 capsys) -> None:
     url, _ = replayed

@@ -15,6 +15,7 @@ from campaign_fakes import FakePlanner, FakeRunner
 
 import nimo.campaign.lifecycle as lifecycle
 import workbench.campaigns as campaigns
+from nimo.campaign.metrics import extrapolated_knobs
 from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.store import open_store
 from workbench.cli import main
@@ -198,3 +199,36 @@ def test_a_knob_whose_every_varied_run_failed_is_reported() -> None:
                                                                      (5.0, 10.0), 2)
     assert "knob delay was never measured" in u.warning()
     assert unmeasured_knobs(runs + [({"cpu": 1.0, "delay": 5.0}, True)]) == []
+
+
+def test_levels_beyond_the_training_runs_are_reported_per_knob() -> None:
+    levels = {"cpu": [0.25, 0.5, 1.0], "block": [4.0, 64.0, 1024.0, 2048.0, 4096.0, 8192.0],
+              "delay": [0.0, 5.0]}
+    training = [{"cpu": 0.25, "block": 64.0, "delay": 0.0},
+                {"cpu": 1.0, "block": 4.0, "delay": 5.0}]
+    (e,) = extrapolated_knobs(levels, training)
+    assert (e.knob, e.measured, e.beyond) == ("block", (4.0, 64.0),
+                                              (1024.0, 2048.0, 4096.0, 8192.0))
+    assert e.warning() == ("knob block was measured at 4 .. 64 only; predictions at 1024, "
+                           "2048, 4096 and 1 more extrapolate, and the internal error does "
+                           "not cover them")
+    assert extrapolated_knobs(levels, training + [{"cpu": 0.5, "block": 8192.0,
+                                                   "delay": 0.0}]) == []
+
+
+def test_the_verdict_warns_of_extrapolation_from_training_runs_only() -> None:
+    model = {"attributes": [{"name": "a", "levels": [1.0, 2.0, 3.0]},
+                            {"name": "b", "levels": [0.0, 5.0]}]}
+    its = [{"run": 1, "assignment": {"a": 1.0, "b": 0.0}, "status": "done",
+            "purpose": "reference"},
+           {"run": 2, "assignment": {"a": 2.0, "b": 0.0}, "status": "done", "purpose": "train"},
+           {"run": 3, "assignment": {"a": 3.0, "b": 0.0}, "status": "done", "purpose": "test"},
+           {"run": 4, "assignment": {"a": 3.0, "b": 5.0}, "status": "failed",
+            "purpose": "train"}]
+    doc = {"name": "x", "final": {"runs": 4}, "model": model, "stopped_because": "b",
+           "iterations": its}
+    warnings = verdict(doc).warnings
+    assert len(warnings) == 2
+    assert warnings[0].startswith("knob b was never measured")  # not reported twice
+    assert warnings[1].startswith("knob a was measured at 1 .. 2 only; predictions at 3 ")
+    assert verdict({**doc, "model": {"kind": "family"}}).warnings == warnings[:1]

@@ -173,7 +173,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
 
 def summary(doc: dict[str, Any], judged: Any) -> None:
     """The campaign's summary: failures first, then what ended it and its figures, then
-    warnings (knobs never measured)."""
+    warnings (knobs never measured, levels beyond the training runs)."""
     from workbench.cli.progress import format_duration
     from workbench.exitstatus import stop_kind
 

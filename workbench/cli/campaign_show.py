@@ -78,7 +78,7 @@ def _finite(v: Any) -> Any:
 def status_doc(store: Any, name: str) -> dict[str, Any]:
     """Everything ``status`` shows, as a JSON-able mapping."""
     from nimo.records import RunPurpose, RunStatus
-    from workbench.exitstatus import unmeasured_knobs
+    from workbench.exitstatus import knob_warnings
 
     info = store.campaign(name)
     runs = store.runs(name)
@@ -86,7 +86,10 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
     last = iterations[-1] if iterations else None
     holdout = [r for r in runs if r.purpose is RunPurpose.HOLDOUT]
     failed = [r for r in runs if r.status.stored == RunStatus.FAILED]
-    finished = [(r.assignment, r.status is RunStatus.DONE) for r in runs if r.final]
+    finished = [{"assignment": r.assignment, "purpose": str(r.purpose),
+                 "status": "done" if r.status is RunStatus.DONE else "failed"}
+                for r in runs if r.final]
+    models = store.models(name)
     return {
         "name": info.name, "kind": str(info.kind), "seed": info.seed,
         "design": {"name": info.design.get("name"), "batch": info.design.get("batch") or 1},
@@ -97,7 +100,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "last_run": last.run if last else None,
         "internal_error_pct": last.internal_error_pct if last else None,
         "external_mape_pct": last.external_mape_pct if last else None,
-        "models": len(store.models(name)),
+        "models": len(models),
         "holdout": {"asked": info.spec.get("holdout") or len(holdout),
                     "done": sum(r.status is RunStatus.DONE for r in holdout),
                     **(info.spec.get("holdout_result") or {})} if holdout or
@@ -106,7 +109,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "failed": [{"run": r.run, "reason": r.reason} for r in failed],
         "hosts": list(info.spec.get("hosts") or []),
         "leased": [lease.host for lease in store.leases() if lease.campaign == name],
-        "warnings": [u.warning() for u in unmeasured_knobs(finished)],
+        "warnings": list(knob_warnings(models[-1].model if models else None, finished)),
         "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
                    if k != "model"} or None,
     }
