@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nimo.campaign.metrics import extrapolated_knobs, unmeasured_knobs
+from nimo.records import RunPurpose
 
-TRAINING_PURPOSES = ("reference", "train")  # the runs a model is fitted on
+# the runs a model is fitted on
+TRAINING_PURPOSES = frozenset({RunPurpose.REFERENCE, RunPurpose.TRAIN})
 
 
 class Exit(enum.IntEnum):
