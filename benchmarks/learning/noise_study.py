@@ -27,7 +27,8 @@ from typing import Any
 from benchmarks.learning import stop_study
 from benchmarks.learning.evaluate import Job
 
-EXTRA = ("noise_resid", "noise_logt", "cv_plain", "cv_fixed")
+NOISE_KEYS = ("noise_resid", "noise_logt")  # the kernels' noise estimates an iteration carries
+EXTRA = (*NOISE_KEYS, "cv_plain", "cv_fixed")
 HALF_NORMAL = math.sqrt(2.0 / math.pi)  # E|z| of a standard normal z
 Values = Callable[[dict[str, Any]], float | None]
 
@@ -89,10 +90,10 @@ def _carry(its: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     last: dict[str, float | None] = {}
     out = []
     for it in its:
-        for key in ("noise_resid", "noise_logt"):
+        for key in NOISE_KEYS:
             if it.get(key) is not None:
                 last[key] = it[key]
-        out.append({**it, **{"_" + key: last.get(key) for key in ("noise_resid", "noise_logt")}})
+        out.append({**it, **{"_" + key: last.get(key) for key in NOISE_KEYS}})
     return out
 
 
@@ -116,7 +117,7 @@ def score_all(trajs: Sequence[dict[str, Any]]) -> None:
 
     for patience in (30, 45, 60):
         print(summary(trajs, "cv_form (shipped)", shipped, patience))
-    for key in ("noise_resid", "noise_logt"):
+    for key in NOISE_KEYS:
         print(summary(trajs, f"less {key}", deducted(key)))
 
 
