@@ -158,4 +158,14 @@ class BasePlanner(Planner):
             "acquisition_s": self.ledger.acquisition_s,
             "internal_error_pct": self.internal_error,
             "stopped_because": self.stopped_because,
+            "measured_range": self.measured_range(),
         }
+
+    def measured_range(self) -> dict[str, list[float]]:
+        """Each knob's lowest and highest value among the samples the model is fitted on:
+        beyond them, a prediction extrapolates."""
+        X = self.learner.X
+        if not len(X):
+            return {}
+        return {name: [float(X[:, j].min()), float(X[:, j].max())]
+                for j, name in enumerate(self.learner.space.names)}

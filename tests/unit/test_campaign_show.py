@@ -141,4 +141,28 @@ def test_predict_refuses_non_finite_and_warns_outside_the_range(replayed, tmp_pa
     assert main(["predict", str(model), f"{attrs[0]['name']}={top * 10:g}", *inside[1:]]) == 0
     got = capsys.readouterr()
     assert got.out.startswith("T = ")
-    assert f"{attrs[0]['name']}={top * 10:g} is outside the learned range" in got.err
+    assert f"{attrs[0]['name']}={top * 10:g} is outside the measured range" in got.err
+
+
+def test_predict_warns_outside_the_measured_range_inside_the_levels(replayed, tmp_path,
+                                                                    capsys) -> None:
+    url, root = replayed
+    model = tmp_path / "m.json"
+    assert main(["model", "export", "cpu", "--store", url, "-o", str(model)]) == 0
+    doc = json.loads(model.read_text())
+    measured = doc["training"]["measured_range"]
+    runs = json.loads((root / "cpu.json").read_text())["iterations"]
+    fitted = [it["assignment"] for it in runs if it["purpose"] in ("reference", "train")]
+    for name, (lo, hi) in measured.items():
+        assert (lo, hi) == (min(a[name] for a in fitted), max(a[name] for a in fitted))
+    first = doc["attributes"][0]
+    name, levels = first["name"], sorted(first["levels"])
+    doc["training"]["measured_range"][name] = [levels[0], levels[1]]  # as if measured less
+    model.write_text(json.dumps(doc))
+    others = [f"{a['name']}={measured[a['name']][0]:g}" for a in doc["attributes"][1:]]
+    capsys.readouterr()
+    assert main(["predict", str(model), f"{name}={levels[-1]:g}", *others]) == 0
+    err = capsys.readouterr().err
+    assert (f"{name}={levels[-1]:g} is outside the measured range {levels[0]:g} .. "
+            f"{levels[1]:g}") in err
+    assert err.count("outside the measured range") == 1

@@ -1,9 +1,10 @@
 """``nimo predict MODEL.json attr=value ...``: predicted T with its interval.
 
 A value that is not a finite number (``nan``, ``inf``) is refused (one line, exit 2). A
-value outside the range the model was learned on (each attribute's lowest and highest level
-in the model's ``attributes``) is an extrapolation: predicted, with a warning on stderr; so
-is any prediction of a model with attributes its campaign never measured.
+value outside the range the model was fitted on (the lowest and highest value of each
+attribute among its samples, ``training.measured_range``; each attribute's levels for a model
+that does not record it) is an extrapolation: predicted, with a warning on stderr; so is any
+prediction of a model with attributes its campaign never measured.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import argparse
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nimo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from nimo.model import CostModel
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,20 +54,24 @@ def parse_values(items: Sequence[str], names: Sequence[str]) -> dict[str, float]
     return assignment
 
 
-def range_warnings(attributes: Sequence[Mapping[str, Any]],
-                   assignment: Mapping[str, float]) -> list[str]:
-    """One warning per value outside its attribute's learned range (its levels)."""
+def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[str]:
+    """One warning per value outside the range its attribute was measured over (or, for a
+    model that does not record that range, its levels); never-measured attributes are left
+    to :func:`unmeasured_warnings`."""
+    measured = model.training.get("measured_range") or {}
     out = []
-    for a in attributes:
-        name, levels = str(a["name"]), [float(v) for v in a.get("levels") or ()]
+    for a in model.attributes:
+        name = str(a["name"])
         value = assignment.get(name)
-        if value is None:
+        if value is None or name in model.unmeasured:
             continue
-        if not levels:
+        span = [float(v) for v in measured.get(name) or a.get("levels") or ()]
+        what = "measured range" if name in measured else "learned range"
+        if not span:
             out.append(f"{name}: the model records no levels, its range cannot be checked")
-        elif not min(levels) <= value <= max(levels):
-            out.append(f"{name}={value:g} is outside the learned range {min(levels):g} .. "
-                       f"{max(levels):g}: the prediction is an extrapolation")
+        elif not min(span) <= value <= max(span):
+            out.append(f"{name}={value:g} is outside the {what} {min(span):g} .. "
+                       f"{max(span):g}: the prediction is an extrapolation")
     return out
 
 
@@ -81,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     assignment = parse_values(args.values, list(model.names))
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
-    for warning in [*range_warnings(model.attributes, assignment),
+    for warning in [*range_warnings(model, assignment),
                     *unmeasured_warnings(model.unmeasured)]:
         print(f"nimo predict: warning: {warning}", file=sys.stderr)
     p = model.predict_interval(assignment, level=args.level)
