@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nimo.campaign.metrics import extrapolated_knobs, unmeasured_knobs
+from nimo.campaign.metrics import extrapolated_knobs, unmeasured_knobs, unseen_categories
 from nimo.records import RunPurpose
 
 # the runs a model is fitted on
@@ -170,15 +170,20 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
 
 def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Knobs never measured (every run that varied them failed), then knobs whose levels
-    reach beyond the training runs (the model extrapolates there)."""
+    reach beyond the training runs (the model extrapolates there) and categorical knobs with
+    categories no training run held."""
     unmeasured = unmeasured_knobs(
         (it["assignment"], it.get("status", "done") == "done") for it in iterations)
     attributes = model.get("attributes") if isinstance(model, Mapping) else None
-    levels = {a["name"]: a["levels"] for a in attributes or ()
-              if isinstance(a, Mapping) and "name" in a and "levels" in a}
+    known = [a for a in attributes or () if isinstance(a, Mapping) and "name" in a]
+    categories = {a["name"]: a["categories"] for a in known if a.get("categories")}
+    levels = {a["name"]: a["levels"] for a in known
+              if "levels" in a and a["name"] not in categories}
     for u in unmeasured:
         levels.pop(u.knob, None)
-    training = (it["assignment"] for it in iterations if it.get("status", "done") == "done"
-                and it.get("purpose") in TRAINING_PURPOSES)
-    return tuple(u.warning() for u in unmeasured) + tuple(
-        e.warning() for e in extrapolated_knobs(levels, training))
+        categories.pop(u.knob, None)
+    training = [it["assignment"] for it in iterations if it.get("status", "done") == "done"
+                and it.get("purpose") in TRAINING_PURPOSES]
+    return (tuple(u.warning() for u in unmeasured)
+            + tuple(e.warning() for e in extrapolated_knobs(levels, training))
+            + tuple(c.warning() for c in unseen_categories(categories, training)))

@@ -94,6 +94,33 @@ class Extrapolated:
                 "extrapolate, and the internal error does not cover them")
 
 
+@dataclass(frozen=True)
+class UnseenCategories:
+    """A categorical knob whose training runs never held the categories ``unseen``: the
+    model has no term for them and predicts them as another category."""
+
+    knob: str
+    unseen: tuple[str, ...]
+
+    def warning(self) -> str:
+        shown = ", ".join(self.unseen[:3])
+        more = f" and {len(self.unseen) - 3} more" if len(self.unseen) > 3 else ""
+        return (f"knob {self.knob}: {shown}{more} never measured; predictions for them are "
+                "guesses, and the internal error does not cover them")
+
+
+def unseen_categories(categories: Mapping[str, Sequence[str]],
+                      training: Iterable[Mapping[str, float]]) -> list[UnseenCategories]:
+    """Categorical knobs (``categories[k - 1]`` is level k) with categories no ``training``
+    assignment held; knobs no training run holds are left out."""
+    seen: dict[str, set[int]] = {}
+    for assignment in training:
+        for k in categories.keys() & assignment.keys():
+            seen.setdefault(k, set()).add(int(round(float(assignment[k]))))
+    return [UnseenCategories(k, unseen) for k, names in categories.items() if k in seen
+            if (unseen := tuple(c for i, c in enumerate(names, 1) if i not in seen[k]))]
+
+
 def extrapolated_knobs(levels: Mapping[str, Sequence[float]],
                        training: Iterable[Mapping[str, float]]) -> list[Extrapolated]:
     """Knobs with levels outside the range their ``training`` assignments (the runs the

@@ -5,7 +5,8 @@ A scheduler loads a model with ``load_model(path)`` and calls ``predict(assignme
 docs/model-format.md.
 """
 
-from nimo.model.cost import CostModel, Prediction, attributes_as_dicts, load_model
+from nimo.model.attributes import attributes_as_dicts
+from nimo.model.cost import CostModel, Prediction, load_model
 from nimo.model.features import Factor, Term, attribute_scale, design_matrix
 from nimo.model.predictor import FittedPredictor
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from nimo.errors import ConfigError, ModelError
+from nimo.model.attributes import attribute_doc
 from nimo.model.gp import LogTProcess, blended, process_from
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
@@ -279,13 +280,7 @@ class CostModel:
                 VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
             "kind": self.kind,
             "created_at": self.created_at,
-            "attributes": [
-                {"name": str(a["name"]), "levels": [float(v) for v in a.get("levels", ())],
-                 "direction": int(a.get("direction", 1)), "resource": str(a.get("resource", "")),
-                 "unit": str(a.get("unit", "")), **({"load": True} if a.get("load") else {}),
-                 **({"unmeasured": True} if a.get("unmeasured") else {})}
-                for a in self.attributes
-            ],
+            "attributes": [attribute_doc(a) for a in self.attributes],
             "reference": {k: float(v) for k, v in self.reference.items()},
             "predictors": {t: p.to_dict() for t, p in self.predictors.items()},
             "training": jsonable(self.training),
@@ -391,10 +386,3 @@ def load_model(path: str | Path) -> CostModel:
     except json.JSONDecodeError as e:
         raise ModelError(f"{path} is not JSON (line {e.lineno}: {e.msg})") from None
     return CostModel.from_dict(d)
-
-
-def attributes_as_dicts(attributes: Sequence[Any]) -> list[dict[str, Any]]:
-    """``[{name, levels, direction, resource, unit}]`` from ``nimo.space.Attribute`` objects."""
-    return [{"name": a.name, "levels": [float(v) for v in a.levels], "direction": int(a.direction),
-             "resource": a.resource, "unit": a.unit, **({"load": True} if a.load else {})}
-            for a in attributes]

@@ -159,6 +159,7 @@ class BasePlanner(Planner):
             "internal_error_pct": self.internal_error,
             "stopped_because": self.stopped_because,
             "measured_range": self.measured_range(),
+            **({"measured_categories": held} if (held := self.measured_categories()) else {}),
         }
 
     def measured_range(self) -> dict[str, list[float]]:
@@ -169,3 +170,9 @@ class BasePlanner(Planner):
             return {}
         return {name: [float(X[:, j].min()), float(X[:, j].max())]
                 for j, name in enumerate(self.learner.space.names)}
+
+    def measured_categories(self) -> dict[str, list[int]]:
+        """Each categorical knob's codes among the samples the model is fitted on."""
+        X, names = self.learner.X, self.learner.space.names
+        return {a.name: sorted({int(round(v)) for v in X[:, names.index(a.name)]})
+                for a in self.learner.space.attributes if a.categories and len(X)}

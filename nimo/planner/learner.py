@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from nimo.metrics import internal_error_pct
-from nimo.model import CostModel, FittedPredictor
-from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, attributes_as_dicts, calibration_of
+from nimo.model import CostModel, FittedPredictor, attributes_as_dicts
+from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField

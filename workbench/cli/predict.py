@@ -29,8 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_values(items: Sequence[str], names: Sequence[str]) -> dict[str, float]:
-    """``attr=value`` items as an assignment of every attribute (ConfigError otherwise)."""
+def parse_values(items: Sequence[str], names: Sequence[str],
+                 categories: Mapping[str, Sequence[str]] | None = None) -> dict[str, float]:
+    """``attr=value`` items as an assignment of every attribute (ConfigError otherwise); a
+    categorical attribute (``categories[attr][k - 1]`` is level k) takes a category or its
+    code k."""
+    categories = categories or {}
     assignment: dict[str, float] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -39,14 +43,8 @@ def parse_values(items: Sequence[str], names: Sequence[str]) -> dict[str, float]
                               hint="attributes: " + ", ".join(names))
         if name not in names:
             raise ConfigError(f"unknown attribute {name!r}", hint="valid: " + ", ".join(names))
-        try:
-            value = float(text)
-        except ValueError:
-            raise ConfigError(f"{name}: not a number: {text!r}") from None
-        if not math.isfinite(value):
-            raise ConfigError(f"{name}: {text!r} is not a finite number",
-                              hint="give a finite value, e.g. " + f"{name}=1")
-        assignment[name] = value
+        assignment[name] = (category_code(name, text, categories[name]) if name in categories
+                            else number(name, text))
     missing = [n for n in names if n not in assignment]
     if missing:
         raise ConfigError(f"missing value for {', '.join(missing)}",
@@ -54,16 +52,43 @@ def parse_values(items: Sequence[str], names: Sequence[str]) -> dict[str, float]
     return assignment
 
 
+def number(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name}: {text!r} is not a finite number",
+                          hint="give a finite value, e.g. " + f"{name}=1")
+    return value
+
+
+def category_code(name: str, text: str, categories: Sequence[str]) -> float:
+    """The code k of category ``text`` (``categories[k - 1]``); a code 1..k as such."""
+    if text in categories:
+        return float(categories.index(text) + 1)
+    if text.isdigit() and 1 <= int(text) <= len(categories):
+        return float(text)
+    raise ConfigError(f"{name}: unknown category {text!r}",
+                      hint="valid: " + ", ".join(categories) + f" (or codes 1..{len(categories)})")
+
+
 def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[str]:
     """One warning per value outside the range its attribute was measured over (or, for a
-    model that does not record that range, its levels); never-measured attributes are left
-    to :func:`unmeasured_warnings`."""
+    model that does not record that range, its levels), and per category no training run
+    held; never-measured attributes are left to :func:`unmeasured_warnings`."""
     measured = model.training.get("measured_range") or {}
+    held = model.training.get("measured_categories") or {}
     out = []
     for a in model.attributes:
         name = str(a["name"])
         value = assignment.get(name)
         if value is None or name in model.unmeasured:
+            continue
+        if a.get("categories"):
+            if name in held and int(value) not in held[name]:
+                out.append(f"{name}={a['categories'][int(value) - 1]} was never measured: "
+                           "the prediction is a guess")
             continue
         span = [float(v) for v in measured.get(name) or a.get("levels") or ()]
         what = "measured range" if name in measured else "learned range"
@@ -86,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     from nimo.model.cost import CALIBRATION_SOURCES
 
     model = load_model(args.model)
-    assignment = parse_values(args.values, list(model.names))
+    categories = {str(a["name"]): list(a["categories"]) for a in model.attributes
+                  if a.get("categories")}
+    assignment = parse_values(args.values, list(model.names), categories)
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
     for warning in [*range_warnings(model, assignment),

@@ -1,0 +1,85 @@
+"""Categorical knobs in the honesty warnings: a category no training run held is named in
+the campaign's warnings and by ``nimo predict``, which also takes a category by its name."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from nimo.campaign.metrics import unseen_categories
+from workbench.cli import main
+from workbench.exitstatus import knob_warnings
+
+VARIANTS = ("blake2b", "md5", "sha512")
+WORK = {"blake2b": 2.0, "md5": 1.0, "sha512": 3.0}
+
+
+def test_categories_no_training_run_held_are_named() -> None:
+    training = [{"cpu": 1.0, "variant": 1.0}, {"cpu": 0.5, "variant": 3.0}]
+    (u,) = unseen_categories({"variant": VARIANTS}, training)
+    assert (u.knob, u.unseen) == ("variant", ("md5",))
+    assert u.warning().startswith("knob variant: md5 never measured; predictions")
+    assert unseen_categories({"variant": VARIANTS}, [*training, {"variant": 2.0}]) == []
+    assert unseen_categories({"variant": VARIANTS}, [{"cpu": 1.0}]) == []  # knob not held
+
+
+def test_the_warnings_name_the_category_not_its_code_range() -> None:
+    model = {"attributes": [{"name": "cpu", "levels": [0.5, 1.0]},
+                            {"name": "variant", "levels": [1.0, 2.0, 3.0],
+                             "categories": list(VARIANTS)}]}
+    its = [{"run": i + 1, "assignment": a, "status": "done", "purpose": "train"}
+           for i, a in enumerate([{"cpu": 0.5, "variant": 1.0}, {"cpu": 1.0, "variant": 2.0}])]
+    (warning,) = knob_warnings(model, its)
+    assert warning.startswith("knob variant: sha512 never measured")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[str, dict]:
+    root = tmp_path_factory.mktemp("cats")
+    data = root / "variants.csv"
+    with data.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["cpu", "variant", "T"])
+        for cpu in (0.25, 0.5, 0.75, 1.0):
+            for v in VARIANTS:
+                w.writerow([cpu, v, 1.0 + WORK[v] / cpu])
+    url = f"sqlite:///{root}/nimo.db"
+    assert main(["replay", str(data), "--store", url, "--name", "v", "--quiet",
+                 "--attributes", "cpu,variant", "--categorical", "variant",
+                 "--time-column", "T", "--external-test", "2"]) == 0
+    model = root / "m.json"
+    assert main(["model", "export", "v", "--store", url, "-o", str(model)]) == 0
+    return str(model), json.loads(model.read_text())
+
+
+def test_the_model_records_categories_and_predict_takes_their_names(exported,
+                                                                    capsys) -> None:
+    path, doc = exported
+    (variant,) = [a for a in doc["attributes"] if a["name"] == "variant"]
+    assert variant["categories"] == sorted(VARIANTS)
+    assert doc["training"]["measured_categories"]["variant"] == [1, 2, 3]
+    capsys.readouterr()
+    assert main(["predict", path, "cpu=0.5", "variant=sha512"]) == 0
+    by_name = capsys.readouterr()
+    assert by_name.out.startswith("T = ") and "never measured" not in by_name.err
+    assert main(["predict", path, "cpu=0.5", "variant=3"]) == 0
+    assert capsys.readouterr().out == by_name.out  # the code is the same category
+    assert main(["predict", path, "cpu=0.5", "variant=sha1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown category 'sha1'" in err and "blake2b" in err
+
+
+def test_predict_warns_of_a_category_no_training_run_held(exported, tmp_path,
+                                                          capsys) -> None:
+    _, doc = exported
+    doc["training"]["measured_categories"]["variant"] = [1, 2]  # as if sha512 never ran
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["predict", str(path), "cpu=0.5", "variant=sha512"]) == 0
+    assert "variant=sha512 was never measured: the prediction is a guess" in (
+        capsys.readouterr().err)
+    assert main(["predict", str(path), "cpu=0.5", "variant=md5"]) == 0
+    assert "never measured" not in capsys.readouterr().err
