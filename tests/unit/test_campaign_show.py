@@ -166,3 +166,19 @@ def test_predict_warns_outside_the_measured_range_inside_the_levels(replayed, tm
     assert (f"{name}={levels[-1]:g} is outside the measured range {levels[0]:g} .. "
             f"{levels[1]:g}") in err
     assert err.count("outside the measured range") == 1
+
+
+def test_predict_falls_back_to_the_levels_when_the_recorded_range_is_garbled(
+        replayed, tmp_path, capsys) -> None:
+    url, _ = replayed
+    model = tmp_path / "m.json"
+    assert main(["model", "export", "cpu", "--store", url, "-o", str(model)]) == 0
+    doc = json.loads(model.read_text())
+    name, top = doc["attributes"][0]["name"], max(doc["attributes"][0]["levels"])
+    others = [f"{a['name']}={a['levels'][0]:g}" for a in doc["attributes"][1:]]
+    for garbled in ("abc", [1, "x"], {"lo": 1}, None):
+        doc["training"]["measured_range"] = {name: garbled}
+        model.write_text(json.dumps(doc))
+        capsys.readouterr()
+        assert main(["predict", str(model), f"{name}={top * 10:g}", *others]) == 0
+        assert "is outside the learned range" in capsys.readouterr().err

@@ -13,7 +13,7 @@ import argparse
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nimo.errors import ConfigError
 
@@ -77,8 +77,7 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[st
     """One warning per value outside the range its attribute was measured over (or, for a
     model that does not record that range, its levels), and per category no training run
     held; never-measured attributes are left to :func:`unmeasured_warnings`."""
-    measured = model.training.get("measured_range") or {}
-    held = model.training.get("measured_categories") or {}
+    measured, held = (recorded(model, k) for k in ("measured_range", "measured_categories"))
     out = []
     for a in model.attributes:
         name = str(a["name"])
@@ -86,18 +85,33 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[st
         if value is None or name in model.unmeasured:
             continue
         if a.get("categories"):
-            if name in held and int(value) not in held[name]:
+            if isinstance(held.get(name), list) and int(value) not in held[name]:
                 out.append(f"{name}={a['categories'][int(value) - 1]} was never measured: "
                            "the prediction is a guess")
             continue
-        span = [float(v) for v in measured.get(name) or a.get("levels") or ()]
-        what = "measured range" if name in measured else "learned range"
+        span = numbers(measured.get(name)) or [float(v) for v in a.get("levels") or ()]
+        what = "measured range" if numbers(measured.get(name)) else "learned range"
         if not span:
             out.append(f"{name}: the model records no levels, its range cannot be checked")
         elif not min(span) <= value <= max(span):
             out.append(f"{name}={value:g} is outside the {what} {min(span):g} .. "
                        f"{max(span):g}: the prediction is an extrapolation")
     return out
+
+
+def recorded(model: CostModel, key: str) -> Mapping[str, Any]:
+    """``model.training[key]`` if it is an object ({} otherwise: the summary is free-form)."""
+    value = model.training.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def numbers(value: object) -> list[float]:
+    """``value`` as a list of finite numbers; [] when it is anything else."""
+    try:
+        out = [float(v) for v in value]  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        return []
+    return out if all(math.isfinite(v) for v in out) else []
 
 
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:
