@@ -124,8 +124,9 @@ _STOP_KINDS = (
 
 
 def stop_kind(reason: str | None) -> str:
-    """What ended learning, in words: ``the error target``, ``a user budget``, ..."""
-    text = reason or ""
+    """What ended learning, in words: ``the error target``, ``a user budget``, ...; read
+    from the reason's first clause (what follows a ';' is the delivered model's error)."""
+    text = (reason or "").split(";")[0]
     for key, kind in _STOP_KINDS:
         if key in text:
             return kind

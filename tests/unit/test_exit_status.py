@@ -16,6 +16,9 @@ from campaign_fakes import FakePlanner, FakeRunner
 import nimo.campaign.lifecycle as lifecycle
 import workbench.campaigns as campaigns
 from nimo.campaign.metrics import extrapolated_knobs
+from nimo.planner.active import NOTHING_TO_PICK
+from nimo.planner.baselines import EVERYTHING_MEASURED
+from nimo.planner.strategies.stop import unreached
 from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.store import open_store
 from workbench.cli import main
@@ -179,6 +182,10 @@ def test_stop_kinds_name_what_ended_learning() -> None:
     assert stop_kind("internal error plateaued at 7.10% (no 0.5-point gain in 4 runs)") == \
         "the error plateau rule"
     assert stop_kind(None) == "the stop rule"
+    for left in (NOTHING_TO_PICK, EVERYTHING_MEASURED):  # not the appended error's words
+        assert stop_kind(left + unreached(8.05, 5.0)) == "no assignment left"
+    assert stop_kind("run budget spent (9 runs >= max_runs 9)" + unreached(3.1, 5.0)) == \
+        "a user budget"
 
 
 def test_verdict_of_documents() -> None:
