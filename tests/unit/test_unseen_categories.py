@@ -64,8 +64,12 @@ def test_the_model_records_categories_and_predict_takes_their_names(exported,
     assert main(["predict", path, "cpu=0.5", "variant=sha512"]) == 0
     by_name = capsys.readouterr()
     assert by_name.out.startswith("T = ") and "never measured" not in by_name.err
-    assert main(["predict", path, "cpu=0.5", "variant=3"]) == 0
-    assert capsys.readouterr().out == by_name.out  # the code is the same category
+    for code in ("3", "3.0"):
+        assert main(["predict", path, "cpu=0.5", f"variant={code}"]) == 0
+        assert capsys.readouterr().out == by_name.out  # the code is the same category
+    for bad in ("0", "4", "2.5", "nan", "inf"):
+        assert main(["predict", path, "cpu=0.5", f"variant={bad}"]) == 2
+        assert "unknown category" in capsys.readouterr().err
     assert main(["predict", path, "cpu=0.5", "variant=sha1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown category 'sha1'" in err and "blake2b" in err

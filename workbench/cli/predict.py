@@ -67,8 +67,12 @@ def category_code(name: str, text: str, categories: Sequence[str]) -> float:
     """The code k of category ``text`` (``categories[k - 1]``); a code 1..k as such."""
     if text in categories:
         return float(categories.index(text) + 1)
-    if text.isdigit() and 1 <= int(text) <= len(categories):
-        return float(text)
+    try:
+        code = float(text)
+    except ValueError:
+        code = math.nan
+    if code.is_integer() and 1 <= code <= len(categories):
+        return code
     raise ConfigError(f"{name}: unknown category {text!r}",
                       hint="valid: " + ", ".join(categories) + f" (or codes 1..{len(categories)})")
 
