@@ -31,7 +31,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nimo.campaign.metrics import extrapolated_knobs, unmeasured_knobs, unseen_categories
+from nimo.campaign.metrics import (
+    extrapolated_knobs,
+    finite_numbers,
+    measured_values,
+    unmeasured_knobs,
+    unseen_categories,
+)
 from nimo.records import RunPurpose
 
 # the runs a model is fitted on
@@ -171,8 +177,10 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
 
 def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Knobs never measured (every run that varied them failed), then knobs whose levels
-    reach beyond the training runs (the model extrapolates there) and categorical knobs with
-    categories no training run held."""
+    reach beyond the values the model was fitted on (it extrapolates there) and categorical
+    knobs with categories it was not fitted on. Those values are the model's own record
+    (``training.measured_range``, ``measured_categories``: PBDF runs a design trains on
+    included) or, for a model without it, the training runs'."""
     unmeasured = unmeasured_knobs(
         (it["assignment"], it.get("status", "done") == "done") for it in iterations)
     attributes = model.get("attributes") if isinstance(model, Mapping) else None
@@ -183,8 +191,25 @@ def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[
     for u in unmeasured:
         levels.pop(u.knob, None)
         categories.pop(u.knob, None)
-    training = [it["assignment"] for it in iterations if it.get("status", "done") == "done"
-                and it.get("purpose") in TRAINING_PURPOSES]
+    measured = fitted_values(model, levels, categories, [
+        it["assignment"] for it in iterations
+        if it.get("status", "done") == "done" and it.get("purpose") in TRAINING_PURPOSES])
     return (tuple(u.warning() for u in unmeasured)
-            + tuple(e.warning() for e in extrapolated_knobs(levels, training))
-            + tuple(c.warning() for c in unseen_categories(categories, training)))
+            + tuple(e.warning() for e in extrapolated_knobs(levels, measured))
+            + tuple(c.warning() for c in unseen_categories(categories, measured)))
+
+
+def fitted_values(model: Any, levels: Mapping[str, Any], categories: Mapping[str, Any],
+                  training: Sequence[Mapping[str, float]]) -> dict[str, list[float]]:
+    """Each knob's values the model was fitted on: its record where readable, else the
+    ``training`` runs'."""
+    summary = model.get("training") if isinstance(model, Mapping) else None
+    summary = summary if isinstance(summary, Mapping) else {}
+    measured = measured_values(training)
+    for key, knobs in (("measured_range", levels), ("measured_categories", categories)):
+        record = summary.get(key)
+        for knob in knobs:
+            values = finite_numbers(record.get(knob)) if isinstance(record, Mapping) else []
+            if values:
+                measured[knob] = values
+    return measured

@@ -3,6 +3,7 @@ whose effect no successful run measured."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,31 +111,50 @@ class UnseenCategories:
 
 
 def unseen_categories(categories: Mapping[str, Sequence[str]],
-                      training: Iterable[Mapping[str, float]]) -> list[UnseenCategories]:
-    """Categorical knobs (``categories[k - 1]`` is level k) with categories no ``training``
-    assignment held; knobs no training run holds are left out."""
-    seen: dict[str, set[int]] = {}
-    for assignment in training:
-        for k in categories.keys() & assignment.keys():
-            seen.setdefault(k, set()).add(int(round(float(assignment[k]))))
-    return [UnseenCategories(k, unseen) for k, names in categories.items() if k in seen
-            if (unseen := tuple(c for i, c in enumerate(names, 1) if i not in seen[k]))]
+                      measured: Mapping[str, Sequence[float]]) -> list[UnseenCategories]:
+    """Categorical knobs (``categories[k - 1]`` is level k) with categories whose code is
+    not among their ``measured`` values; knobs without measured values are left out."""
+    out = []
+    for knob, names in categories.items():
+        held = {int(round(float(v))) for v in measured.get(knob) or ()}
+        unseen = tuple(c for k, c in enumerate(names, 1) if k not in held)
+        if held and unseen:
+            out.append(UnseenCategories(knob, unseen))
+    return out
 
 
 def extrapolated_knobs(levels: Mapping[str, Sequence[float]],
-                       training: Iterable[Mapping[str, float]]) -> list[Extrapolated]:
-    """Knobs with levels outside the range their ``training`` assignments (the runs the
-    model was fitted on) spanned; knobs no training run holds are left out."""
-    seen: dict[str, list[float]] = {}
-    for assignment in training:
-        for k, v in assignment.items():
-            seen.setdefault(k, []).append(float(v))
+                       measured: Mapping[str, Sequence[float]]) -> list[Extrapolated]:
+    """Knobs with levels outside the range of their ``measured`` values (those of the runs
+    the model was fitted on, or just their lowest and highest); knobs without measured
+    values are left out."""
     out = []
     for knob, values in levels.items():
-        if knob not in seen:
+        if not measured.get(knob):
             continue
-        lo, hi = min(seen[knob]), max(seen[knob])
+        lo, hi = min(measured[knob]), max(measured[knob])
         beyond = tuple(sorted(float(v) for v in values if not lo <= float(v) <= hi))
         if beyond:
             out.append(Extrapolated(knob, (lo, hi), beyond))
     return out
+
+
+def measured_values(assignments: Iterable[Mapping[str, float]]) -> dict[str, list[float]]:
+    """Each knob's values over ``assignments``."""
+    values: dict[str, list[float]] = {}
+    for assignment in assignments:
+        for k, v in assignment.items():
+            values.setdefault(k, []).append(float(v))
+    return values
+
+
+def finite_numbers(value: object) -> list[float]:
+    """``value`` as a list of finite numbers; [] when it is anything else (records read
+    from a model file's free-form training summary)."""
+    if isinstance(value, str | bytes):
+        return []
+    try:
+        out = [float(v) for v in value]  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        return []
+    return out if all(math.isfinite(v) for v in out) else []

@@ -15,7 +15,7 @@ from campaign_fakes import FakePlanner, FakeRunner
 
 import nimo.campaign.lifecycle as lifecycle
 import workbench.campaigns as campaigns
-from nimo.campaign.metrics import extrapolated_knobs
+from nimo.campaign.metrics import extrapolated_knobs, measured_values
 from nimo.planner.active import NOTHING_TO_PICK
 from nimo.planner.baselines import EVERYTHING_MEASURED
 from nimo.planner.strategies.stop import unreached
@@ -23,7 +23,7 @@ from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.store import open_store
 from workbench.cli import main
 from workbench.executor.stops import FailureBudgetExceeded, FatalSetupError
-from workbench.exitstatus import Exit, stop_kind, unmeasured_knobs, verdict
+from workbench.exitstatus import Exit, knob_warnings, stop_kind, unmeasured_knobs, verdict
 from workbench.synthetic import write_all
 
 
@@ -213,14 +213,15 @@ def test_levels_beyond_the_training_runs_are_reported_per_knob() -> None:
               "delay": [0.0, 5.0]}
     training = [{"cpu": 0.25, "block": 64.0, "delay": 0.0},
                 {"cpu": 1.0, "block": 4.0, "delay": 5.0}]
-    (e,) = extrapolated_knobs(levels, training)
+    (e,) = extrapolated_knobs(levels, measured_values(training))
     assert (e.knob, e.measured, e.beyond) == ("block", (4.0, 64.0),
                                               (1024.0, 2048.0, 4096.0, 8192.0))
     assert e.warning() == ("knob block was measured at 4 .. 64 only; predictions at 1024, "
                            "2048, 4096 and 1 more extrapolate, and the internal error does "
                            "not cover them")
-    assert extrapolated_knobs(levels, training + [{"cpu": 0.5, "block": 8192.0,
-                                                   "delay": 0.0}]) == []
+    assert extrapolated_knobs(levels, measured_values(
+        training + [{"cpu": 0.5, "block": 8192.0, "delay": 0.0}])) == []
+    assert extrapolated_knobs(levels, {"block": [4.0, 8192.0]}) == []  # a recorded range
 
 
 def test_the_verdict_warns_of_extrapolation_from_training_runs_only() -> None:
@@ -239,3 +240,20 @@ def test_the_verdict_warns_of_extrapolation_from_training_runs_only() -> None:
     assert warnings[0].startswith("knob b was never measured")  # not reported twice
     assert warnings[1].startswith("knob a was measured at 1 .. 2 only; predictions at 3 ")
     assert verdict({**doc, "model": {"kind": "family"}}).warnings == warnings[:1]
+
+
+def test_the_models_own_record_of_its_fitted_values_comes_first() -> None:
+    """A design may fit PBDF runs (or reuse one as its reference); the model's record
+    counts them, the runs' purposes do not."""
+    attributes = [{"name": "a", "levels": [1.0, 2.0, 3.0]}]
+    its = [{"run": 1, "assignment": {"a": 1.0}, "status": "done", "purpose": "pbdf"},
+           {"run": 2, "assignment": {"a": 2.0}, "status": "done", "purpose": "train"},
+           {"run": 3, "assignment": {"a": 3.0}, "status": "done", "purpose": "pbdf"}]
+    plain = knob_warnings({"attributes": attributes}, its)
+    assert plain == ("knob a was measured at 2 only; predictions at 1, 3 extrapolate, and "
+                     "the internal error does not cover them",)
+    recorded = {"attributes": attributes, "training": {"measured_range": {"a": [1.0, 3.0]}}}
+    assert knob_warnings(recorded, its) == ()
+    for garbled in ("1..3", [1.0, "x"], [], None, [float("nan"), 3.0]):
+        model = {"attributes": attributes, "training": {"measured_range": {"a": garbled}}}
+        assert knob_warnings(model, its) == plain

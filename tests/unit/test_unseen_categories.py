@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nimo.campaign.metrics import unseen_categories
+from nimo.campaign.metrics import measured_values, unseen_categories
 from workbench.cli import main
 from workbench.exitstatus import knob_warnings
 
@@ -18,11 +18,12 @@ WORK = {"blake2b": 2.0, "md5": 1.0, "sha512": 3.0}
 
 def test_categories_no_training_run_held_are_named() -> None:
     training = [{"cpu": 1.0, "variant": 1.0}, {"cpu": 0.5, "variant": 3.0}]
-    (u,) = unseen_categories({"variant": VARIANTS}, training)
+    (u,) = unseen_categories({"variant": VARIANTS}, measured_values(training))
     assert (u.knob, u.unseen) == ("variant", ("md5",))
     assert u.warning().startswith("knob variant: md5 never measured; predictions")
-    assert unseen_categories({"variant": VARIANTS}, [*training, {"variant": 2.0}]) == []
-    assert unseen_categories({"variant": VARIANTS}, [{"cpu": 1.0}]) == []  # knob not held
+    held = measured_values([*training, {"variant": 2.0}])
+    assert unseen_categories({"variant": VARIANTS}, held) == []
+    assert unseen_categories({"variant": VARIANTS}, {"cpu": [1.0]}) == []  # knob not held
 
 
 def test_the_warnings_name_the_category_not_its_code_range() -> None:
@@ -33,6 +34,8 @@ def test_the_warnings_name_the_category_not_its_code_range() -> None:
            for i, a in enumerate([{"cpu": 0.5, "variant": 1.0}, {"cpu": 1.0, "variant": 2.0}])]
     (warning,) = knob_warnings(model, its)
     assert warning.startswith("knob variant: sha512 never measured")
+    model["training"] = {"measured_categories": {"variant": [1, 2, 3]}}  # its own record
+    assert knob_warnings(model, its) == ()
 
 
 @pytest.fixture(scope="module")

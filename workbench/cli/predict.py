@@ -81,6 +81,8 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[st
     """One warning per value outside the range its attribute was measured over (or, for a
     model that does not record that range, its levels), and per category no training run
     held; never-measured attributes are left to :func:`unmeasured_warnings`."""
+    from nimo.campaign.metrics import finite_numbers
+
     measured, held = (recorded(model, k) for k in ("measured_range", "measured_categories"))
     out = []
     for a in model.attributes:
@@ -89,12 +91,14 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[st
         if value is None or name in model.unmeasured:
             continue
         if a.get("categories"):
-            if isinstance(held.get(name), list) and int(value) not in held[name]:
+            codes = {int(round(c)) for c in finite_numbers(held.get(name))}
+            if codes and int(value) not in codes:
                 out.append(f"{name}={a['categories'][int(value) - 1]} was never measured: "
                            "the prediction is a guess")
             continue
-        span = numbers(measured.get(name)) or [float(v) for v in a.get("levels") or ()]
-        what = "measured range" if numbers(measured.get(name)) else "learned range"
+        recorded_span = finite_numbers(measured.get(name))
+        span = recorded_span or [float(v) for v in a.get("levels") or ()]
+        what = "measured range" if recorded_span else "learned range"
         if not span:
             out.append(f"{name}: the model records no levels, its range cannot be checked")
         elif not min(span) <= value <= max(span):
@@ -107,15 +111,6 @@ def recorded(model: CostModel, key: str) -> Mapping[str, Any]:
     """``model.training[key]`` if it is an object ({} otherwise: the summary is free-form)."""
     value = model.training.get(key)
     return value if isinstance(value, Mapping) else {}
-
-
-def numbers(value: object) -> list[float]:
-    """``value`` as a list of finite numbers; [] when it is anything else."""
-    try:
-        out = [float(v) for v in value]  # type: ignore[attr-defined]
-    except (TypeError, ValueError):
-        return []
-    return out if all(math.isfinite(v) for v in out) else []
 
 
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:
