@@ -33,8 +33,8 @@ from typing import Any
 
 from nimo.campaign.metrics import (
     extrapolated_knobs,
-    finite_numbers,
     measured_values,
+    recorded_values,
     unmeasured_knobs,
     unseen_categories,
 )
@@ -204,12 +204,7 @@ def fitted_values(model: Any, levels: Mapping[str, Any], categories: Mapping[str
     """Each knob's values the model was fitted on: its record where readable, else the
     ``training`` runs'."""
     summary = model.get("training") if isinstance(model, Mapping) else None
-    summary = summary if isinstance(summary, Mapping) else {}
     measured = measured_values(training)
     for key, knobs in (("measured_range", levels), ("measured_categories", categories)):
-        record = summary.get(key)
-        for knob in knobs:
-            values = finite_numbers(record.get(knob)) if isinstance(record, Mapping) else []
-            if values:
-                measured[knob] = values
+        measured.update(recorded_values(summary, key, knobs))
     return measured

@@ -148,6 +148,17 @@ def measured_values(assignments: Iterable[Mapping[str, float]]) -> dict[str, lis
     return values
 
 
+def recorded_values(training: object, key: str, knobs: Iterable[str]) -> dict[str, list[float]]:
+    """``training[key][knob]`` as finite numbers for each of ``knobs`` that has them: a
+    model's record of the values it was fitted on (``measured_range``,
+    ``measured_categories``), read from its free-form training summary; {} if unreadable."""
+    record = training.get(key) if isinstance(training, Mapping) else None
+    if not isinstance(record, Mapping):
+        return {}
+    values = {knob: finite_numbers(record.get(knob)) for knob in knobs}
+    return {knob: v for knob, v in values.items() if v}
+
+
 def finite_numbers(value: object) -> list[float]:
     """``value`` as a list of finite numbers; [] when it is anything else (records read
     from a model file's free-form training summary)."""

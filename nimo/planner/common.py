@@ -164,12 +164,13 @@ class BasePlanner(Planner):
 
     def measured_range(self) -> dict[str, list[float]]:
         """Each knob's lowest and highest value among the samples the model is fitted on:
-        beyond them, a prediction extrapolates."""
+        beyond them, a prediction extrapolates. Categorical knobs are left to
+        :meth:`measured_categories` (their codes have no order)."""
         X = self.learner.X
         if not len(X):
             return {}
-        return {name: [float(X[:, j].min()), float(X[:, j].max())]
-                for j, name in enumerate(self.learner.space.names)}
+        return {a.name: [float(X[:, j].min()), float(X[:, j].max())]
+                for j, a in enumerate(self.learner.space.attributes) if not a.categories}
 
     def measured_categories(self) -> dict[str, list[int]]:
         """Each categorical knob's codes among the samples the model is fitted on."""

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nimo.campaign.metrics import measured_values, unseen_categories
+from nimo.campaign.metrics import measured_values, recorded_values, unseen_categories
 from workbench.cli import main
 from workbench.exitstatus import knob_warnings
 
@@ -38,6 +38,15 @@ def test_the_warnings_name_the_category_not_its_code_range() -> None:
     assert knob_warnings(model, its) == ()
 
 
+def test_a_record_is_read_knob_by_knob_and_garbled_parts_are_left_out() -> None:
+    training = {"measured_range": {"cpu": [0.5, 1], "mem": "lots", "net": [1, "inf"]}}
+    assert recorded_values(training, "measured_range", ["cpu", "mem", "net", "io"]) == {
+        "cpu": [0.5, 1.0]}
+    assert recorded_values(training, "measured_categories", ["cpu"]) == {}
+    assert recorded_values({"measured_range": [1, 2]}, "measured_range", ["cpu"]) == {}
+    assert recorded_values(None, "measured_range", ["cpu"]) == {}
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> tuple[str, dict]:
     root = tmp_path_factory.mktemp("cats")
@@ -63,6 +72,7 @@ def test_the_model_records_categories_and_predict_takes_their_names(exported,
     (variant,) = [a for a in doc["attributes"] if a["name"] == "variant"]
     assert variant["categories"] == sorted(VARIANTS)
     assert doc["training"]["measured_categories"]["variant"] == [1, 2, 3]
+    assert set(doc["training"]["measured_range"]) == {"cpu"}  # codes have no range
     capsys.readouterr()
     assert main(["predict", path, "cpu=0.5", "variant=sha512"]) == 0
     by_name = capsys.readouterr()

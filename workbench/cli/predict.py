@@ -13,7 +13,7 @@ import argparse
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nimo.errors import ConfigError
 
@@ -77,40 +77,38 @@ def category_code(name: str, text: str, categories: Sequence[str]) -> float:
                       hint="valid: " + ", ".join(categories) + f" (or codes 1..{len(categories)})")
 
 
-def range_warnings(model: CostModel, assignment: Mapping[str, float]) -> list[str]:
+def range_warnings(model: CostModel, assignment: Mapping[str, float],
+                   categories: Mapping[str, Sequence[str]]) -> list[str]:
     """One warning per value outside the range its attribute was measured over (or, for a
-    model that does not record that range, its levels), and per category no training run
-    held; never-measured attributes are left to :func:`unmeasured_warnings`."""
-    from nimo.campaign.metrics import finite_numbers
+    model that does not record that range, its levels), and per category of a categorical
+    attribute (``categories``) no training run held; never-measured attributes are left to
+    :func:`unmeasured_warnings`."""
+    from nimo.campaign.metrics import recorded_values
 
-    measured, held = (recorded(model, k) for k in ("measured_range", "measured_categories"))
+    names = [str(a["name"]) for a in model.attributes]
+    spans = recorded_values(model.training, "measured_range",
+                            [n for n in names if n not in categories])
+    held = recorded_values(model.training, "measured_categories", categories)
     out = []
     for a in model.attributes:
         name = str(a["name"])
         value = assignment.get(name)
         if value is None or name in model.unmeasured:
             continue
-        if a.get("categories"):
-            codes = {int(round(c)) for c in finite_numbers(held.get(name))}
+        if name in categories:
+            codes = {int(round(c)) for c in held.get(name, ())}
             if codes and int(value) not in codes:
-                out.append(f"{name}={a['categories'][int(value) - 1]} was never measured: "
+                out.append(f"{name}={categories[name][int(value) - 1]} was never measured: "
                            "the prediction is a guess")
             continue
-        recorded_span = finite_numbers(measured.get(name))
-        span = recorded_span or [float(v) for v in a.get("levels") or ()]
-        what = "measured range" if recorded_span else "learned range"
+        span = spans.get(name) or [float(v) for v in a.get("levels") or ()]
+        what = "measured range" if name in spans else "learned range"
         if not span:
             out.append(f"{name}: the model records no levels, its range cannot be checked")
         elif not min(span) <= value <= max(span):
             out.append(f"{name}={value:g} is outside the {what} {min(span):g} .. "
                        f"{max(span):g}: the prediction is an extrapolation")
     return out
-
-
-def recorded(model: CostModel, key: str) -> Mapping[str, Any]:
-    """``model.training[key]`` if it is an object ({} otherwise: the summary is free-form)."""
-    value = model.training.get(key)
-    return value if isinstance(value, Mapping) else {}
 
 
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:
@@ -129,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     assignment = parse_values(args.values, list(model.names), categories)
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level must lie in (0, 1) (got {args.level})")
-    for warning in [*range_warnings(model, assignment),
+    for warning in [*range_warnings(model, assignment, categories),
                     *unmeasured_warnings(model.unmeasured)]:
         print(f"nimo predict: warning: {warning}", file=sys.stderr)
     p = model.predict_interval(assignment, level=args.level)
