@@ -33,6 +33,7 @@ from typing import Any
 
 from nimo.campaign.metrics import (
     extrapolated_knobs,
+    far_from_runs,
     measured_values,
     recorded_values,
     unmeasured_knobs,
@@ -42,6 +43,9 @@ from nimo.records import RunPurpose
 
 # the runs a model is fitted on
 TRAINING_PURPOSES = frozenset({RunPurpose.REFERENCE, RunPurpose.TRAIN})
+# The share of candidates far from every run above which the summary says so (a few far
+# candidates are the space's corners; more mean regions the runs never came near).
+FAR_WARN_SHARE = 0.10
 
 
 class Exit(enum.IntEnum):
@@ -172,13 +176,14 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
         status = Exit.RUNS_FAILED if status is Exit.OK else status
         problems.append(f"{h_failed} of {final.get('holdout_runs')} holdout runs failed: the "
                         f"holdout figures cover {final['holdout_runs'] - h_failed} runs only")
-    return Verdict(status, tuple(problems), knob_warnings(doc.get("model"), iterations))
+    return Verdict(status, tuple(problems), model_warnings(doc.get("model"), iterations))
 
 
-def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Knobs never measured (every run that varied them failed), then knobs whose levels
     reach beyond the values the model was fitted on (it extrapolates there) and categorical
-    knobs with categories it was not fitted on. Those values are the model's own record
+    knobs with categories it was not fitted on, then a large share of candidates far from
+    every run (``training.far_share``). Those values are the model's own record
     (``training.measured_range``, ``measured_categories``: PBDF runs a design trains on
     included) or, for a model without it, the training runs'."""
     unmeasured = unmeasured_knobs(
@@ -196,7 +201,9 @@ def knob_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[
         if it.get("status", "done") == "done" and it.get("purpose") in TRAINING_PURPOSES])
     return (tuple(u.warning() for u in unmeasured)
             + tuple(e.warning() for e in extrapolated_knobs(levels, measured))
-            + tuple(c.warning() for c in unseen_categories(categories, measured)))
+            + tuple(c.warning() for c in unseen_categories(categories, measured))
+            + tuple(f.warning() for f in [far_from_runs(model, FAR_WARN_SHARE)]
+                    if f is not None))
 
 
 def fitted_values(model: Any, levels: Mapping[str, Any], categories: Mapping[str, Any],

@@ -225,6 +225,7 @@ def score(doc: dict[str, Any], job: Job, judge_rows: Sequence[dict[str, str]],
         marks[str(f)] = {"runs": k, "mape": m, "stopped_before": stopped}
     r["marks"] = marks
     r["external_coverage"] = final.get("external_coverage_90")
+    r["far_share"] = ((doc.get("model") or {}).get("training") or {}).get("far_share")
     r.update(judge_scores(doc.get("model"), job.case.attributes, judge_rows))
     # what the judge coverage was when replay recalibrated on the external test set (until
     # issue 9 item 5): the "after" column, for comparison only

@@ -110,6 +110,34 @@ class UnseenCategories:
                 "guesses, and the internal error does not cover them")
 
 
+@dataclass(frozen=True)
+class FarFromRuns:
+    """A model whose runs leave ``share`` of the candidate assignments far from every run
+    it was fitted on (``training.far_share``); ``flagged`` if its predictions say so (a
+    bounded model, which keeps its runs)."""
+
+    share: float
+    flagged: bool
+
+    def warning(self) -> str:
+        told = ("predictions there are flagged far and their intervals widened"
+                if self.flagged else "predictions there are guesses and are not flagged")
+        return (f"{self.share:.0%} of the candidate assignments lie far from every run the "
+                f"model was fitted on: {told}, and the internal error does not cover them")
+
+
+def far_from_runs(model: object, at_least: float) -> FarFromRuns | None:
+    """A model document's ``training.far_share`` if it is a number of at least
+    ``at_least``."""
+    model = model if isinstance(model, Mapping) else {}
+    training = model.get("training")
+    value = training.get("far_share") if isinstance(training, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    flagged = bool(model.get("support"))
+    return FarFromRuns(float(value), flagged) if at_least <= value <= 1.0 else None
+
+
 def unseen_categories(categories: Mapping[str, Sequence[str]],
                       measured: Mapping[str, Sequence[float]]) -> list[UnseenCategories]:
     """Categorical knobs (``categories[k - 1]`` is level k) with categories whose code is

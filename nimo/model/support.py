@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 FAR_FACTOR = 2.0
 
@@ -59,8 +60,7 @@ def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
 class Support:
     """The training assignments in rank-scaled space and their typical spacing."""
 
-    def __init__(self, levels: Sequence[Sequence[float]], rows: Sequence[Sequence[float]]
-                 ) -> None:
+    def __init__(self, levels: Sequence[Sequence[float]], rows: ArrayLike) -> None:
         self.levels = [list(map(float, lv)) for lv in levels]
         self.rows = np.atleast_2d(np.asarray(rows, float))
         self.scaled = rank_scaled(self.levels, self.rows)
@@ -84,6 +84,19 @@ class Support:
 
     def to_list(self) -> list[list[float]]:
         return [[float(v) for v in r] for r in self.rows]
+
+
+def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike, candidates: ArrayLike,
+              limit: int = 1000) -> float | None:
+    """The share of ``candidates`` a model trained on ``rows`` flags ``far`` (estimated on a
+    seeded subset of ``limit`` of them); None without a typical spacing (under 2 rows)."""
+    support = Support(levels, rows)
+    C = np.atleast_2d(np.asarray(candidates, float))
+    if not np.isfinite(support.spacing) or support.spacing <= 0 or not C.size:
+        return None
+    if C.shape[0] > limit:
+        C = C[seeded_rows(C.shape[0], limit, seed=0)]
+    return float(support.widening(C)[1].mean())
 
 
 def _median_nn(Z: np.ndarray) -> float:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nimo.errors import ConfigError
+from nimo.model.support import far_share
 from nimo.planner.base import Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
@@ -160,6 +161,7 @@ class BasePlanner(Planner):
             "stopped_because": self.stopped_because,
             "measured_range": self.measured_range(),
             **({"measured_categories": held} if (held := self.measured_categories()) else {}),
+            **({"far_share": round(far, 4)} if (far := self.far_share()) is not None else {}),
         }
 
     def measured_range(self) -> dict[str, list[float]]:
@@ -171,6 +173,15 @@ class BasePlanner(Planner):
             return {}
         return {a.name: [float(X[:, j].min()), float(X[:, j].max())]
                 for j, a in enumerate(self.learner.space.attributes) if not a.categories}
+
+    def far_share(self) -> float | None:
+        """The share of the candidates far from every sample the model is fitted on, as a
+        bounded model flags them (None under 2 samples)."""
+        learner = self.learner
+        if learner.n < 2:
+            return None
+        levels = [a.levels for a in learner.space.attributes]
+        return far_share(levels, learner.X, learner.space.candidates)
 
     def measured_categories(self) -> dict[str, list[int]]:
         """Each categorical knob's codes among the samples the model is fitted on."""

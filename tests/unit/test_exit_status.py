@@ -23,7 +23,7 @@ from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.store import open_store
 from workbench.cli import main
 from workbench.executor.stops import FailureBudgetExceeded, FatalSetupError
-from workbench.exitstatus import Exit, knob_warnings, stop_kind, unmeasured_knobs, verdict
+from workbench.exitstatus import Exit, model_warnings, stop_kind, unmeasured_knobs, verdict
 from workbench.synthetic import write_all
 
 
@@ -249,11 +249,11 @@ def test_the_models_own_record_of_its_fitted_values_comes_first() -> None:
     its = [{"run": 1, "assignment": {"a": 1.0}, "status": "done", "purpose": "pbdf"},
            {"run": 2, "assignment": {"a": 2.0}, "status": "done", "purpose": "train"},
            {"run": 3, "assignment": {"a": 3.0}, "status": "done", "purpose": "pbdf"}]
-    plain = knob_warnings({"attributes": attributes}, its)
+    plain = model_warnings({"attributes": attributes}, its)
     assert plain == ("knob a was measured at 2 only; predictions at 1, 3 extrapolate, and "
                      "the internal error does not cover them",)
     recorded = {"attributes": attributes, "training": {"measured_range": {"a": [1.0, 3.0]}}}
-    assert knob_warnings(recorded, its) == ()
+    assert model_warnings(recorded, its) == ()
     for garbled in ("1..3", [1.0, "x"], [], None, [float("nan"), 3.0]):
         model = {"attributes": attributes, "training": {"measured_range": {"a": garbled}}}
-        assert knob_warnings(model, its) == plain
+        assert model_warnings(model, its) == plain

@@ -10,7 +10,7 @@ import pytest
 
 from nimo.campaign.metrics import measured_values, recorded_values, unseen_categories
 from workbench.cli import main
-from workbench.exitstatus import knob_warnings
+from workbench.exitstatus import model_warnings
 
 VARIANTS = ("blake2b", "md5", "sha512")
 WORK = {"blake2b": 2.0, "md5": 1.0, "sha512": 3.0}
@@ -32,10 +32,10 @@ def test_the_warnings_name_the_category_not_its_code_range() -> None:
                              "categories": list(VARIANTS)}]}
     its = [{"run": i + 1, "assignment": a, "status": "done", "purpose": "train"}
            for i, a in enumerate([{"cpu": 0.5, "variant": 1.0}, {"cpu": 1.0, "variant": 2.0}])]
-    (warning,) = knob_warnings(model, its)
+    (warning,) = model_warnings(model, its)
     assert warning.startswith("knob variant: sha512 never measured")
     model["training"] = {"measured_categories": {"variant": [1, 2, 3]}}  # its own record
-    assert knob_warnings(model, its) == ()
+    assert model_warnings(model, its) == ()
 
 
 def test_a_record_is_read_knob_by_knob_and_garbled_parts_are_left_out() -> None:

@@ -78,7 +78,7 @@ def _finite(v: Any) -> Any:
 def status_doc(store: Any, name: str) -> dict[str, Any]:
     """Everything ``status`` shows, as a JSON-able mapping."""
     from nimo.records import RunPurpose, RunStatus
-    from workbench.exitstatus import knob_warnings
+    from workbench.exitstatus import model_warnings
 
     info = store.campaign(name)
     runs = store.runs(name)
@@ -109,7 +109,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "failed": [{"run": r.run, "reason": r.reason} for r in failed],
         "hosts": list(info.spec.get("hosts") or []),
         "leased": [lease.host for lease in store.leases() if lease.campaign == name],
-        "warnings": list(knob_warnings(models[-1].model if models else None, finished)),
+        "warnings": list(model_warnings(models[-1].model if models else None, finished)),
         "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
                    if k != "model"} or None,
     }
