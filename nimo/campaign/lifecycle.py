@@ -8,6 +8,7 @@ model handed over is calibrated and stored as the last version.
 Stored campaign spec keys read here: ``external`` (``[[assignment, T], ...]``: scores only),
 ``calibration`` (the same form: calibrates only),
 ``family_result`` (written: a live campaign's ``final.family``, ``nimo.campaign.family``),
+``final_result`` (written: the errors of the model handed over, ``_hand_over``),
 ``all_samples_s`` and ``holdout`` (N); ``owner`` (pid and host of the process executing the
 campaign, for display: who owns a campaign is the store's claim) is written here.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import socket
 import time
@@ -173,7 +175,24 @@ def with_unmeasured_marked(result: CampaignResult, outcomes: Sequence[RunOutcome
 def _hand_over(store: Store | None, info: CampaignInfo, result: CampaignResult
                ) -> CampaignResult:
     """Store the model handed over (refitted when the planner stopped, recalibrated) as the
-    last version: ``nimo model export`` gives what ``--json`` gives."""
+    last version: ``nimo model export`` gives what ``--json`` gives; and its errors as the
+    spec's ``final_result`` (``run``: after which run), so that ``status`` shows what the
+    summary shows, not the errors of the model before that refit."""
     if store is not None and result.model is not None and result.iterations:
-        store.save_model(info.name, result.iterations[-1].run, result.model.to_dict())
+        run = result.iterations[-1].run
+        store.save_model(info.name, run, result.model.to_dict())
+        store.update_spec(info.name, final_result={
+            "run": run,
+            "internal_error_pct": finite_or_none(
+                (getattr(result.model, "training", None) or {}).get("internal_error_pct")),
+            "external_mape_pct": finite_or_none(result.final_extra.get("external_mape_pct"))})
     return result
+
+
+def finite_or_none(value: Any) -> float | None:
+    """``value`` as a finite float, else None (a JSON column holds no NaN)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -84,6 +84,25 @@ def _done(run: int, a: dict[str, float]) -> RunOutcome:
     return RunOutcome(RunRequest(run, a, "train"), RunStatus.DONE, Sample(a, T=2.0 + run))
 
 
+def test_status_shows_the_errors_of_the_model_handed_over(tmp_path, capsys) -> None:
+    """paper-default refits when it stops: the model it hands over is more accurate than the
+    one after its last run, and status shows the figures the summary shows."""
+    write_all(tmp_path)
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    out = tmp_path / "p.json"
+    assert main(["replay", str(tmp_path / "memory_cliff.csv"), "--store", url, "--name", "p",
+                 "--quiet", "--seed", "1", "--design", "paper-default", "--json",
+                 str(out)]) == 0
+    doc = json.loads(out.read_text())
+    final = doc["final"]["external_mape_pct"]
+    assert doc["iterations"][-1]["external_mape_pct"] != pytest.approx(final)  # refitted
+    capsys.readouterr()
+    assert main(["campaign", "status", "p", "--store", url, "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["external_mape_pct"] == pytest.approx(final)
+    assert st["internal_error_pct"] == pytest.approx(doc["model"]["training"]["internal_error_pct"])
+
+
 def test_status_warns_of_a_knob_never_measured(tmp_path, capsys) -> None:
     url = f"sqlite:///{tmp_path}/k.db"
     with open_store(url) as store:

@@ -98,8 +98,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "samples": sum(r.sample is not None for r in runs),
         "learning_s": last.acquisition_s if last else None,
         "last_run": last.run if last else None,
-        "internal_error_pct": last.internal_error_pct if last else None,
-        "external_mape_pct": last.external_mape_pct if last else None,
+        **latest_errors(last, info.spec.get("final_result")),
         "models": len(models),
         "holdout": {"asked": info.spec.get("holdout") or len(holdout),
                     "done": sum(r.status is RunStatus.DONE for r in holdout),
@@ -113,6 +112,16 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
                    if k != "model"} or None,
     }
+
+
+def latest_errors(last: Any, final: Any) -> dict[str, Any]:
+    """The internal and external error of the latest model: the one handed over
+    (``final_result``, refitted at the stop) when it followed the last run, else the model
+    after the last run."""
+    keys = ("internal_error_pct", "external_mape_pct")
+    if last is not None and isinstance(final, Mapping) and final.get("run") == last.run:
+        return {k: final.get(k) for k in keys}
+    return {k: getattr(last, k) if last is not None else None for k in keys}
 
 
 def cmd_status(args: argparse.Namespace) -> int:
