@@ -86,16 +86,16 @@ class Support:
         return [[float(v) for v in r] for r in self.rows]
 
 
-def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike, candidates: ArrayLike,
-              limit: int = 1000) -> float | None:
+def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike,
+              candidates: Sequence[Sequence[float]], limit: int = 1000) -> float | None:
     """The share of ``candidates`` a model trained on ``rows`` flags ``far`` (estimated on a
     seeded subset of ``limit`` of them); None without a typical spacing (under 2 rows)."""
     support = Support(levels, rows)
-    C = np.atleast_2d(np.asarray(candidates, float))
-    if not np.isfinite(support.spacing) or support.spacing <= 0 or not C.size:
+    if not np.isfinite(support.spacing) or support.spacing <= 0 or not len(candidates):
         return None
-    if C.shape[0] > limit:
-        C = C[seeded_rows(C.shape[0], limit, seed=0)]
+    n = len(candidates)
+    chosen = seeded_rows(n, limit, seed=0) if n > limit else range(n)
+    C = np.asarray([candidates[int(i)] for i in chosen], float)
     return float(support.widening(C)[1].mean())
 
 
