@@ -66,15 +66,17 @@ _MKTEMP = (
 # $1: the marker ("" = none), $2: "1" to adopt, then the chain / .. path: each missing
 # component made (0700) and, once made, recorded ("+path" printed); with $2, an existing one
 # that another marker in the marker dir records as a parent is recorded too ("=path");
-# then the uid and every component's stat
+# then the uid and every component's stat. mkdir comes first: one that fails because the
+# directory exists (already, or made a moment ago by a run preparing another host on the same
+# filesystem, as the lab's namespaces are) is an existing one, not the end of the chain
 _MAKE_PARENTS = (
-    'm=$1; a=$2; shift 2; id -u; for d; do if [ -e "$d" ] || [ -L "$d" ]; then '
+    'm=$1; a=$2; shift 2; id -u; for d; do if mkdir -m 700 -- "$d" 2>/dev/null; then '
+    'echo "+$d"; [ -z "$m" ] || printf "parent\\t%s\\n" "$d" >> "$m"; continue; fi; '
+    '[ -e "$d" ] || [ -L "$d" ] || break; '
     '[ "$a" = 1 ] && [ -n "$m" ] || continue; l=$(printf "parent\\t%s" "$d"); '
     'for f in "${m%/*}"/*; do [ "$f" = "$m" ] && continue; '
     'grep -qxF -- "$l" "$f" 2>/dev/null || continue; echo "=$d"; printf "%s\\n" "$l" >> "$m"; '
-    'break; done; continue; fi; '
-    'mkdir -m 700 -- "$d" 2>/dev/null || break; echo "+$d"; '
-    '[ -z "$m" ] || printf "parent\\t%s\\n" "$d" >> "$m"; done; stat -c "%n|%u|%a|%F" -- "$@"'
+    'break; done; done; stat -c "%n|%u|%a|%F" -- "$@"'
 )
 _markdirs: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 _hooks: dict[str, tuple[str, ObjectLog]] = {}
