@@ -3,7 +3,8 @@
 Three measures, because they answer three questions:
 
 - ``mape_pct``: the accuracy reported to a user (external, holdout): mean |T' - T| / T of
-  measured run times, which are positive; no floor.
+  measured run times, which are positive; no floor (``median_ape_pct``: its median, shown
+  beside it where a few runs far off would hide how the rest fare).
 - ``internal_error_pct``: the planner's own error estimate (leave-one-out or test set) that
   the stop rule reads; denominators floored at 5% of mean |actual| so that a near-zero
   occupancy (o_d of a CPU-bound task) does not make the figure explode.
@@ -13,9 +14,9 @@ Three measures, because they answer three questions:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from nimo.finite import finite_or_none
 
 INTERNAL_FLOOR = 0.05
 FIT_FLOOR = 1e-3
@@ -27,8 +28,16 @@ def mape_pct(actual: np.ndarray, predicted: np.ndarray) -> float | None:
     if y.size == 0:
         return None
     err = np.abs(np.asarray(predicted, dtype=float) - y) / np.abs(y)
-    value = float(np.mean(err) * 100.0)
-    return value if math.isfinite(value) else None
+    return finite_or_none(np.mean(err) * 100.0)
+
+
+def median_ape_pct(actual: np.ndarray, predicted: np.ndarray) -> float | None:
+    """Median absolute percentage error in %; None when empty or not finite."""
+    y = np.asarray(actual, dtype=float)
+    if y.size == 0:
+        return None
+    return finite_or_none(np.median(np.abs(np.asarray(predicted, dtype=float) - y) / np.abs(y))
+                          * 100.0)
 
 
 def internal_error_pct(actual: np.ndarray, predicted: np.ndarray,

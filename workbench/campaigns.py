@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from typing import Any
 
 from nimo.campaign import CampaignResult, Observer, execute, new_campaign
 from nimo.errors import FileAccessError, StoreError, one_line
+from nimo.finite import finite_document
 from nimo.records import (
     CampaignInfo,
     CampaignKind,
@@ -307,7 +307,7 @@ def write_json(result: CampaignResult, path: str | Path,
     levels as their names) atomically (a temporary file renamed over ``path``); ``-`` means
     stdout."""
     doc = named_document(result.to_dict(), categories or {})
-    text = json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
+    text = json.dumps(finite_document(doc), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         print(text, end="")
         return Path("-")
@@ -327,16 +327,6 @@ def write_json(result: CampaignResult, path: str | Path,
     except OSError as e:
         raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
     return path
-
-
-def _finite(v: Any) -> Any:
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, Mapping):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_finite(x) for x in v]
-    return v
 
 
 __all__ = ["check_json_target", "launch_live", "launch_replay", "resume", "write_json"]

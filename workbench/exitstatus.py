@@ -210,8 +210,7 @@ def fitted_values(model: Any, levels: Mapping[str, Any], categories: Mapping[str
                   training: Sequence[Mapping[str, float]]) -> dict[str, list[float]]:
     """Each knob's values the model was fitted on: its record where readable, else the
     ``training`` runs'."""
-    summary = model.get("training") if isinstance(model, Mapping) else None
     measured = measured_values(training)
     for key, knobs in (("measured_range", levels), ("measured_categories", categories)):
-        measured.update(recorded_values(summary, key, knobs))
+        measured.update(recorded_values(model, key, knobs))
     return measured

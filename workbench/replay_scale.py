@@ -29,6 +29,7 @@ import numpy as np
 
 from nimo import metrics
 from nimo.errors import ConfigError
+from nimo.finite import finite_or_none
 
 REPEATS = ("min", "median", "mean")
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -109,20 +110,11 @@ def aggregate(times: Sequence[float], repeats: str | None) -> float:
     return float(t.mean())
 
 
-def median_ape_pct(actual: Sequence[float], predicted: Sequence[float] | np.ndarray
-                   ) -> float | None:
-    y = np.asarray(actual, dtype=float)
-    if y.size == 0:
-        return None
-    value = float(np.median(np.abs(np.asarray(predicted, dtype=float) - y) / np.abs(y)) * 100)
-    return value if math.isfinite(value) else None
-
-
 def ape_summary(actual: Sequence[float], predicted: Sequence[float] | np.ndarray
                 ) -> dict[str, float | None]:
-    return {"external_mape_pct": metrics.mape_pct(np.asarray(actual, float),
-                                                  np.asarray(predicted, float)),
-            "external_median_ape_pct": median_ape_pct(actual, predicted)}
+    y, p = np.asarray(actual, float), np.asarray(predicted, float)
+    return {"external_mape_pct": metrics.mape_pct(y, p),
+            "external_median_ape_pct": metrics.median_ape_pct(y, p)}
 
 
 def target_errors(model: Any, cases: Sequence[tuple[Mapping[str, float], Mapping[str, float]]]
@@ -141,7 +133,7 @@ def target_errors(model: Any, cases: Sequence[tuple[Mapping[str, float], Mapping
             continue
         value = (metrics.mape_pct(y, p) if target in ("T", "D")
                  else metrics.internal_error_pct(y, p))
-        out[target] = None if value is None or not math.isfinite(value) else value
+        out[target] = finite_or_none(value)
     return out
 
 

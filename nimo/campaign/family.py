@@ -9,7 +9,6 @@ replay's external test set (``workbench.replay_family``), a live campaign's hold
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,9 +99,5 @@ def ape_summary(actual: Sequence[float], predicted: Sequence[float] | np.ndarray
     """``<scored_on>_mape_pct`` and ``<scored_on>_median_ape_pct`` (None when empty)."""
     y = np.asarray(actual, dtype=float)
     p = np.asarray(predicted, dtype=float)
-    median = None
-    if y.size:
-        value = float(np.median(np.abs(p - y) / np.abs(y)) * 100)
-        median = value if math.isfinite(value) else None
     return {f"{scored_on}_mape_pct": metrics.mape_pct(y, p),
-            f"{scored_on}_median_ape_pct": median}
+            f"{scored_on}_median_ape_pct": metrics.median_ape_pct(y, p)}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import socket
 import time
@@ -27,9 +26,10 @@ from typing import Any
 from nimo.campaign.family import design_family, family_report, measured_cases, space_data
 from nimo.campaign.holdout import Cases, OutcomeLog, run_holdout, with_calibrated_model
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
-from nimo.campaign.metrics import unmeasured_knobs
+from nimo.campaign.metrics import training_record, unmeasured_knobs
 from nimo.campaign.recorder import StoreRecorder
 from nimo.campaign.runners import ResumingRunner
+from nimo.finite import finite_or_none
 from nimo.planner.base import Planner
 from nimo.records import CampaignInfo, CampaignKind, CampaignStatus, RunOutcome
 from nimo.runner import Runner
@@ -184,15 +184,7 @@ def _hand_over(store: Store | None, info: CampaignInfo, result: CampaignResult
         store.update_spec(info.name, final_result={
             "run": run,
             "internal_error_pct": finite_or_none(
-                (getattr(result.model, "training", None) or {}).get("internal_error_pct")),
+                training_record(result.model).get("internal_error_pct")),
             "external_mape_pct": finite_or_none(result.final_extra.get("external_mape_pct"))})
     return result
 
-
-def finite_or_none(value: Any) -> float | None:
-    """``value`` as a finite float, else None (a JSON column holds no NaN)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

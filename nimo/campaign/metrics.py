@@ -129,12 +129,10 @@ class FarFromRuns:
 def far_from_runs(model: object, at_least: float) -> FarFromRuns | None:
     """A model document's ``training.far_share`` if it is a number of at least
     ``at_least``."""
-    model = model if isinstance(model, Mapping) else {}
-    training = model.get("training")
-    value = training.get("far_share") if isinstance(training, Mapping) else None
+    value = training_record(model).get("far_share")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    flagged = bool(model.get("support"))
+    flagged = isinstance(model, Mapping) and bool(model.get("support"))
     return FarFromRuns(float(value), flagged) if at_least <= value <= 1.0 else None
 
 
@@ -176,11 +174,19 @@ def measured_values(assignments: Iterable[Mapping[str, float]]) -> dict[str, lis
     return values
 
 
-def recorded_values(training: object, key: str, knobs: Iterable[str]) -> dict[str, list[float]]:
+def training_record(model: object) -> Mapping[str, Any]:
+    """A model's free-form training summary (``training`` of its document or of a loaded
+    model); {} when it has none or it is not a mapping."""
+    training = (model.get("training") if isinstance(model, Mapping)
+                else getattr(model, "training", None))
+    return training if isinstance(training, Mapping) else {}
+
+
+def recorded_values(model: object, key: str, knobs: Iterable[str]) -> dict[str, list[float]]:
     """``training[key][knob]`` as finite numbers for each of ``knobs`` that has them: a
     model's record of the values it was fitted on (``measured_range``,
-    ``measured_categories``), read from its free-form training summary; {} if unreadable."""
-    record = training.get(key) if isinstance(training, Mapping) else None
+    ``measured_categories``); {} if unreadable."""
+    record = training_record(model).get(key)
     if not isinstance(record, Mapping):
         return {}
     values = {knob: finite_numbers(record.get(knob)) for knob in knobs}

@@ -10,7 +10,6 @@ percentage error of those predictions; ties keep the earlier candidate.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ import numpy as np
 from nimo.errors import NimoError
 from nimo.families.encoding import Row, numbers
 from nimo.families.model import FamilyModel, check_family, fit_family
+from nimo.finite import finite_or_none
 
 AUTO_CANDIDATES = ("nimo", "paper", "product", "scaling", "ernest", "loglog2", "knn")
 LOO_MAX = 20
@@ -70,8 +70,7 @@ def honest_error(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequen
         except (NimoError, ValueError, np.linalg.LinAlgError):
             return None
         errs.extend((np.abs(pred - T[test]) / T[test]).tolist())
-    value = 100.0 * float(np.mean(errs)) if errs else math.nan
-    return value if math.isfinite(value) else None
+    return finite_or_none(100.0 * float(np.mean(errs))) if errs else None
 
 
 def choose_family(candidates: Sequence[str], rows: Sequence[Row],

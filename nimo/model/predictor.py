@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import ModelError
+from nimo.finite import finite_or_none
 from nimo.model.features import Term, design_matrix
 
 TARGETS = ("o_a", "o_n", "o_d", "D", "T")
@@ -52,13 +53,8 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, (int, np.integer)):
         return int(x)
     if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
+        return finite_or_none(x)
     return x
-
-
-def _num(x: float | None) -> float | None:
-    """JSON has no NaN/inf: store them as null."""
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,11 +198,11 @@ class FittedPredictor:
             "terms": [t.to_dict() for t in self.terms],
             "labels": ["1", *(t.label for t in self.terms)],
             "params": [float(v) for v in self.params],
-            "cov": [[_num(v) for v in row] for row in self.cov],
-            "resid_var": _num(self.resid_var),
+            "cov": [[finite_or_none(v) for v in row] for row in self.cov],
+            "resid_var": finite_or_none(self.resid_var),
             "dof": int(self.dof),
             "n_train": int(self.n_train),
-            "loo_mape": _num(self.loo_mape),
+            "loo_mape": finite_or_none(self.loo_mape),
             "info": jsonable(self.info),
         }
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import csv
 import json
+from types import SimpleNamespace
 
 import pytest
 
-from nimo.campaign.metrics import measured_values, recorded_values, unseen_categories
+from nimo.campaign.metrics import (
+    measured_values,
+    recorded_values,
+    training_record,
+    unseen_categories,
+)
 from workbench.cli import main
 from workbench.exitstatus import model_warnings
 
@@ -39,12 +45,22 @@ def test_the_warnings_name_the_category_not_its_code_range() -> None:
 
 
 def test_a_record_is_read_knob_by_knob_and_garbled_parts_are_left_out() -> None:
-    training = {"measured_range": {"cpu": [0.5, 1], "mem": "lots", "net": [1, "inf"]}}
-    assert recorded_values(training, "measured_range", ["cpu", "mem", "net", "io"]) == {
+    model = {"training": {"measured_range": {"cpu": [0.5, 1], "mem": "lots", "net": [1, "inf"]}}}
+    assert recorded_values(model, "measured_range", ["cpu", "mem", "net", "io"]) == {
         "cpu": [0.5, 1.0]}
-    assert recorded_values(training, "measured_categories", ["cpu"]) == {}
-    assert recorded_values({"measured_range": [1, 2]}, "measured_range", ["cpu"]) == {}
+    assert recorded_values(model, "measured_categories", ["cpu"]) == {}
+    garbled = {"training": {"measured_range": [1, 2]}}
+    assert recorded_values(garbled, "measured_range", ["cpu"]) == {}
+    assert recorded_values({"training": "none"}, "measured_range", ["cpu"]) == {}
     assert recorded_values(None, "measured_range", ["cpu"]) == {}
+
+
+def test_the_training_record_is_read_from_a_document_or_a_loaded_model() -> None:
+    record = {"far_share": 0.5}
+    assert training_record({"training": record}) == record
+    assert training_record(SimpleNamespace(training=record)) == record
+    for model in (None, {}, {"training": [1]}, SimpleNamespace(training="x"), 3):
+        assert training_record(model) == {}, model
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections import Counter
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.errors import ConfigError
+from nimo.finite import finite_document
 
 
 def register(sub: Any, store_option: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -61,17 +61,8 @@ def _open(url: str | None) -> Any:
 
 
 def _dump(doc: Any) -> None:
-    print(json.dumps(_finite(doc), indent=2, allow_nan=False))
+    print(json.dumps(finite_document(doc), indent=2, allow_nan=False))
 
-
-def _finite(v: Any) -> Any:
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, Mapping):
-        return {str(k): _finite(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_finite(x) for x in v]
-    return v
 
 
 # -- status --------------------------------------------------------------------------------

@@ -86,9 +86,8 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
     from nimo.campaign.metrics import recorded_values
 
     names = [str(a["name"]) for a in model.attributes]
-    spans = recorded_values(model.training, "measured_range",
-                            [n for n in names if n not in categories])
-    held = recorded_values(model.training, "measured_categories", categories)
+    spans = recorded_values(model, "measured_range", [n for n in names if n not in categories])
+    held = recorded_values(model, "measured_categories", categories)
     out = []
     for a in model.attributes:
         name = str(a["name"])
