@@ -341,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="comma-separated presets or YAML paths")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--apps", type=int, help="only the first N cases of the suite")
+    ap.add_argument("--skip", type=int, default=0, metavar="N",
+                    help="leave out the first N cases (with --size: fresh applications "
+                    "beyond the ones a design was tuned on)")
     ap.add_argument("--size", type=int, default=60, help="generated suite size (default 60)")
     ap.add_argument("--workers", type=int, default=2, help="processes (at most 2)")
     ap.add_argument("--judge", type=int, help="judge-set assignments held out per campaign")
@@ -356,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     designs = [d for d in args.designs.split(",") if d]
-    cases = load_suite(args.suite, args.cache, args.size)
+    cases = load_suite(args.suite, args.cache, args.size)[args.skip:]
     if args.apps:
         cases = cases[: args.apps]
     generated = args.suite in GENERATED
