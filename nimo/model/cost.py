@@ -23,10 +23,19 @@ from nimo.model.gp import LogTProcess, blended, process_from
 from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 from nimo.model.residual import ResidualField, residual_from
-from nimo.model.support import Support, clip_to_bounds, support_from
+from nimo.model.support import (
+    Support,
+    bounds_from,
+    clip_parts,
+    clip_to_bounds,
+    part_bounds_doc,
+    part_bounds_from,
+    support_from,
+)
 
 FORMAT = "nimo-cost-model"
-VERSION_PLAIN, VERSION_RESIDUAL, VERSION = 1, 2, 3  # 2: a residual correction; 3: a GP blend
+# 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds)
+VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION = 1, 2, 3, 4
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
@@ -84,6 +93,7 @@ class CostModel:
     calibration: dict[str, Any] = field(default_factory=dict)
     # bounded models (predictors.bounded): predicted T held in bounds; training assignments
     bounds: tuple[float, float] | None = None
+    part_bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # target: range
     support: list[list[float]] | None = None
     # a Gaussian-process correction of the parametric T's log-residuals over the support
     residual: ResidualField | None = None
@@ -175,7 +185,8 @@ class CostModel:
     def predict_targets(self, X: np.ndarray) -> dict[str, np.ndarray]:
         """Each predictor's prediction for rows X."""
         X = self._matrix(X)
-        return {t: self.predictors[t].predict(X) for t in KINDS[self.kind]}
+        return clip_parts({t: self.predictors[t].predict(X) for t in KINDS[self.kind]},
+                          self.part_bounds)
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
@@ -208,7 +219,7 @@ class CostModel:
         independent factors). The dof combine by Welch-Satterthwaite.
         """
         X = self._matrix(X)
-        mean = {t: self.predictors[t].predict(X) for t in KINDS[self.kind]}
+        mean = self.predict_targets(X)
         var = {t: self.predictors[t].predict_var(X) for t in KINDS[self.kind]}
         if self.kind == "direct":
             parts = {"T": var["T"]}
@@ -276,7 +287,7 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION if self.gp is not None else (
+            "version": VERSION if self.part_bounds else VERSION_GP if self.gp is not None else (
                 VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
             "kind": self.kind,
             "created_at": self.created_at,
@@ -286,6 +297,7 @@ class CostModel:
             "training": jsonable(self.training),
             "calibration": jsonable(self.calibration),
             **({"bounds": [float(b) for b in self.bounds]} if self.bounds else {}),
+            **({"part_bounds": part_bounds_doc(self.part_bounds)} if self.part_bounds else {}),
             **({"support": self.support} if self.support else {}),
             **({"residual": self.residual.to_dict()} if self.residual is not None else {}),
             **({"gp": {**self.gp.to_dict(), "weight": self.gp_weight}}
@@ -328,6 +340,10 @@ class CostModel:
                 raise ValueError("'gp' needs 'bounds'")
         except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
             raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
+        try:
+            parts = part_bounds_from(d.get("part_bounds"), KINDS.get(str(d.get("kind")), ()))
+        except (TypeError, ValueError) as e:
+            raise ModelError(f"corrupt cost model: bad field 'part_bounds' ({e})") from None
         return cls(
             attributes=[dict(a) for a in attrs],
             reference=reference,
@@ -336,7 +352,8 @@ class CostModel:
             training=dict(d.get("training") or {}),
             created_at=str(d.get("created_at") or ""),
             calibration=_calibration(d.get("calibration")),
-            bounds=_bounds(d.get("bounds")),
+            bounds=bounds_from(d.get("bounds")),
+            part_bounds=parts,
             support=support,
             residual=residual,
             gp=gp,
@@ -358,18 +375,6 @@ def _calibration(c: Any) -> dict[str, Any]:
     if not isinstance(c, Mapping):
         raise ModelError("corrupt cost model: field 'calibration' must be an object")
     return dict(c)
-
-
-def _bounds(b: Any) -> tuple[float, float] | None:
-    if b is None:
-        return None
-    try:
-        lo, hi = (float(v) for v in b)
-    except (TypeError, ValueError):
-        raise ModelError("corrupt cost model: field 'bounds' must be [lo, hi]") from None
-    if not 0 <= lo <= hi:
-        raise ModelError("corrupt cost model: field 'bounds' must have 0 <= lo <= hi")
-    return (lo, hi)
 
 
 def load_model(path: str | Path) -> CostModel:

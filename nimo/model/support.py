@@ -9,11 +9,13 @@ nearest-neighbour distance) is flagged ``far`` and its interval widened in propo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from nimo.errors import ModelError
 
 FAR_FACTOR = 2.0
 
@@ -35,6 +37,55 @@ def bounds_of_runs(T: np.ndarray, factor: float) -> tuple[float, float]:
     if T.size == 0:
         return (0.0, float("inf"))
     return (float(T.min()) / factor, float(T.max()) * factor)
+
+
+def bounds_from(b: Any) -> tuple[float, float] | None:
+    """The ``bounds`` field read back (None when absent); ModelError when garbled."""
+    if b is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in b)
+    except (TypeError, ValueError):
+        raise ModelError("corrupt cost model: field 'bounds' must be [lo, hi]") from None
+    if not 0 <= lo <= hi:
+        raise ModelError("corrupt cost model: field 'bounds' must have 0 <= lo <= hi")
+    return (lo, hi)
+
+
+def part_bounds_of(targets: Mapping[str, np.ndarray], factor: float
+                   ) -> dict[str, tuple[float, float]]:
+    """The range a bounded model holds each predictor's prediction in, as
+    :func:`bounds_of_runs` does for T: an occupancy or D that a form extrapolates into a
+    corner its runs never combined (a reciprocal interaction of two capacities both at
+    their smallest measured levels) stays within ``factor`` of what the runs measured."""
+    return {t: bounds_of_runs(v, factor) for t, v in targets.items()}
+
+
+def clip_parts(parts: Mapping[str, np.ndarray], bounds: Mapping[str, tuple[float, float]]
+               ) -> dict[str, np.ndarray]:
+    """Each part held within its ``bounds`` (a part without bounds unchanged); NaN, a
+    prediction that could not be made, stays NaN."""
+    return {t: np.clip(v, *bounds[t]) if t in bounds else v for t, v in parts.items()}
+
+
+def part_bounds_doc(bounds: Mapping[str, tuple[float, float]]) -> dict[str, list[float]]:
+    """The ``part_bounds`` field: the finite ranges only (an unlimited one clips nothing)."""
+    return {t: [float(lo), float(hi)] for t, (lo, hi) in bounds.items() if np.isfinite(hi)}
+
+
+def part_bounds_from(doc: Any, targets: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """The ``part_bounds`` field read back ({} when absent); ValueError when garbled."""
+    if doc is None:
+        return {}
+    if not isinstance(doc, Mapping) or not set(doc) <= set(targets):
+        raise ValueError(f"must map some of {', '.join(targets)} to [lo, hi]")
+    out = {}
+    for t, b in doc.items():
+        lo, hi = (float(v) for v in b)
+        if not 0 <= lo <= hi < np.inf:
+            raise ValueError(f"{t}: must have 0 <= lo <= hi, finite")
+        out[str(t)] = (lo, hi)
+    return out
 
 
 def seeded_rows(n: int, limit: int, seed: int) -> np.ndarray:

@@ -18,7 +18,7 @@ from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
-from nimo.model.support import bounds_of_runs, clip_to_bounds
+from nimo.model.support import bounds_of_runs, clip_to_bounds, part_bounds_of
 from nimo.planner.blend import Blend
 from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
@@ -48,13 +48,8 @@ BOUND_FACTOR = 4.0  # a bounded model predicts T within [min T / 4, max T x 4] o
 class Learner:
     """Holds training samples and fitted predictors; refits and scores on demand."""
 
-    def __init__(
-        self,
-        space: ResourceSpace,
-        kind: str,
-        reference: Assignment,
-        options: PredictorOptions,
-    ) -> None:
+    def __init__(self, space: ResourceSpace, kind: str, reference: Assignment,
+                 options: PredictorOptions) -> None:
         self.space = space
         self.kind = kind
         self.reference = reference
@@ -191,9 +186,8 @@ class Learner:
                   corrected: bool = False) -> tuple[float | None, dict[str, float | None]]:
         """K-fold cross-validated error (terms re-selected in every fold, predictions held
         inside the model's bounds), see :mod:`nimo.planner.crossval`; ``corrected``: the
-        error of T Burman-corrected for the folds training on (k-1)/k of the runs.
-        Recomputed whenever the data changed up to 40 samples, then once the sample count
-        grew by a tenth (a slightly stale estimate at a fraction of the cost)."""
+        error of T Burman-corrected for the folds training on (k-1)/k of the runs; cached
+        as :meth:`_still_fresh` allows (a slightly stale estimate at a fraction of the cost)."""
         cached = self._cv_cache
         if cached is None or not self._still_fresh(cached[0]):
             cached = self._cv_cache = (self.n, *self._cross_validate(folds))
@@ -320,8 +314,7 @@ class Learner:
         return self._blend.process(self.level_lists, X, T, self._gp_hyper(X, T))
 
     def _still_fresh(self, computed_at: int) -> bool:
-        """Whether a figure computed at ``computed_at`` samples may serve now: always after
-        any change up to 40 samples, then until the sample count grew by a tenth."""
+        """Whether a figure from ``computed_at`` samples serves now (to 40: only then)."""
         return computed_at == self.n or (self.n > 40 and self.n - computed_at < self.n // 10)
 
     # -- residual correction (predictors.residual) -------------------------------------
@@ -360,6 +353,12 @@ class Learner:
     def _bounds_if_bounded(self) -> tuple[float, float] | None:  # None when unbounded
         return self.bounds() if self.bounded and self.n else None
 
+    def part_bounds(self) -> dict[str, tuple[float, float]]:  # {} when unbounded
+        """The delivered model's range for each predictor: BOUND_FACTOR beyond its targets'
+        (the planner's own fits, folds and picks go unclipped)."""
+        return part_bounds_of({p: self.y(p) for p in self.predictor_names},
+                              BOUND_FACTOR) if self.bounded and self.n else {}
+
     def loo_predictions(self) -> dict[str, np.ndarray]:
         """Each predictor's closed-form LOO predictions (NaN at leverage-1 points), cached."""
         if self._loo_raw is None:
@@ -391,6 +390,7 @@ class Learner:
             predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
             training=dict(training or {}),
             bounds=self._bounds_if_bounded(),
+            part_bounds={TARGET_OF[p]: b for p, b in self.part_bounds().items()},
             support=[list(r) for r in self._rows] if self.bounded and self.n else None,
             residual=self.residual_field(),
             gp=self.gp_process(),

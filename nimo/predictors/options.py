@@ -40,8 +40,9 @@ class PredictorOptions:
     min_improvement: float = 0.03
     max_terms: int = 12
     final_fit: str = "statsmodels"
-    # the model holds predicted T within a range of its measured runs and flags (and widens
-    # the intervals of) predictions far from every measurement; off: the paper's behaviour
+    # the model holds predicted T (and the delivered model each predictor's prediction)
+    # within a range of its measured runs and flags (and widens the intervals of) predictions
+    # far from every measurement; off: the paper's behaviour
     bounded: bool = False
     # small-sample prior and tie-break by the attributes' physical direction (auto mode)
     physical: bool = False

@@ -92,14 +92,14 @@ def test_a_form_that_holds_keeps_the_model_parametric() -> None:
     learner = learner_on(parametric, True)
     assert learner.blend_weight == 0.0 and learner.gp_process() is None
     model = learner.model()
-    assert model.gp is None and json.loads(model.to_json())["version"] == 1
+    assert model.gp is None and "gp" not in json.loads(model.to_json())
     assert unseen_mape(model, parametric) < 0.5
 
 
-def test_a_blended_model_round_trips_through_json_as_version_3() -> None:
+def test_a_blended_model_round_trips_through_json_with_its_part_bounds() -> None:
     model = learner_on(smooth_knee, True).model()
     d = json.loads(model.to_json())
-    assert d["version"] == 3 and 0 < d["gp"]["weight"] <= 1
+    assert d["version"] == 4 and 0 < d["gp"]["weight"] <= 1 and d["part_bounds"]
     assert len(d["gp"]["log_t"]) == len(d["support"])
     again = CostModel.from_dict(d)
     np.testing.assert_allclose(again.predict_many(grid()), model.predict_many(grid()),
