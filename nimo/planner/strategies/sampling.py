@@ -16,6 +16,7 @@ import numpy as np
 
 from nimo.doe import pbdf_design
 from nimo.planner.sequences import lmax_level_order
+from nimo.planner.strategies.levels import common_levels, unmeasured_levels
 from nimo.planner.strategies.scoring import (
     MinDistance,
     maximin_score,
@@ -303,8 +304,17 @@ class SupportPointsAndEdges(SupportPoints):
             return super().select_free(view)
         return self._edge_pick(view) or super().select_free(view)
 
+    LEVEL_SHARE: ClassVar[float | None] = None  # also every level this share of candidates hold
+    _wanted: list[set[float]] | None = None
+
+    def _unmeasured(self, view: PlanView) -> dict[int, set[float]]:
+        if self._wanted is None:
+            self._wanted = (common_levels(view.space, self.LEVEL_SHARE)
+                            if self.LEVEL_SHARE else [])
+        return unmeasured_levels(view, self._wanted)
+
     def _edge_pick(self, view: PlanView) -> Assignment | None:
-        missing = _unmeasured_extremes(view)
+        missing = self._unmeasured(view)
         if not missing:
             return None
         pool = [c for c in view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
@@ -343,7 +353,7 @@ class SupportThenVariance(SupportPointsAndEdges):
     29.6 / 13.9 / 8.2% after 10 / 20 / 30% of the configurations)."""
 
     def select_free(self, view: PlanView) -> Assignment | None:
-        if view.learner.n >= self.start_size(view) and not _unmeasured_extremes(view):
+        if view.learner.n >= self.start_size(view) and not self._unmeasured(view):
             pick = self._variance_pick(view)
             if pick is not None:
                 return pick
@@ -363,16 +373,11 @@ class SupportThenVariance(SupportPointsAndEdges):
                                     self.cost_exponent)]
 
 
-def _unmeasured_extremes(view: PlanView) -> dict[int, set[float]]:
-    """Per attribute index, its smallest and largest level that no measured, failed or
-    picked assignment holds (a level whose run failed is not tried again and again)."""
-    seen = (view.taken() - view.held_out) | view.measured | view.in_flight
-    out: dict[int, set[float]] = {}
-    for i, attribute in enumerate(view.space.attributes):
-        levels = {min(attribute.levels), max(attribute.levels)} - {a[i] for a in seen}
-        if levels:
-            out[i] = levels
-    return out
+class SupportLevelsThenVariance(SupportThenVariance):
+    """``support+edges+variance`` that, before its variance picks, also measures every level
+    a tenth or more of the candidates hold (:mod:`nimo.planner.strategies.levels`)."""
+
+    LEVEL_SHARE = 0.10
 
 
 SAMPLINGS: dict[str, type[Sampling]] = {
@@ -384,4 +389,5 @@ SAMPLINGS: dict[str, type[Sampling]] = {
     "support+edges": SupportPointsAndEdges,
     "support+edges+relevance": RelevantSupportPointsAndEdges,
     "support+edges+variance": SupportThenVariance,
+    "support+levels+variance": SupportLevelsThenVariance,
 }
