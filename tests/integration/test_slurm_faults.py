@@ -170,7 +170,15 @@ def test_sigterm_cancels_only_the_campaigns_own_jobs(slurm_lab, tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "interrupted" in err, err
-    states = {j: s for j, _, s in all_jobs(slurm_lab)}
-    assert all(states[j] == "CANCELLED" for j in ours), states
+    # scancel returns before slurmctld has moved a job through COMPLETING to CANCELLED
+    def ours_cancelled() -> dict[str, str] | None:
+        states = {j: s for j, _, s in all_jobs(slurm_lab)}
+        return states if all(states.get(j) == "CANCELLED" for j in ours) else None
+
+    try:
+        states = wait_for(ours_cancelled, 30, "our jobs cancelled")
+    except AssertionError:
+        now = {j: s for j, _, s in all_jobs(slurm_lab)}
+        raise AssertionError(f"ours {ours}: {[now.get(j) for j in ours]}") from None
     assert states[foreign] == "RUNNING", states
     slurm(slurm_lab, "scancel", foreign)
