@@ -127,12 +127,14 @@ class FarFromRuns:
 
 
 def far_from_runs(model: object, at_least: float) -> FarFromRuns | None:
-    """A model document's ``training.far_share`` if it is a number of at least
-    ``at_least``."""
+    """A model's (document or loaded) ``training.far_share`` if it is a number of at least
+    ``at_least``; ``flagged`` when the model keeps the support that flags far predictions."""
     value = training_record(model).get("far_share")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    flagged = isinstance(model, Mapping) and bool(model.get("support"))
+    support = model.get("support") if isinstance(model, Mapping) else getattr(
+        model, "support", None)
+    flagged = bool(support)
     return FarFromRuns(float(value), flagged) if at_least <= value <= 1.0 else None
 
 

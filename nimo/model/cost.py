@@ -259,10 +259,10 @@ class CostModel:
             return Prediction(mean, math.nan, math.nan, math.nan, far)
         std = math.sqrt(var) * widen
         q = self.interval_multiplier(level, dof)
-        lo = mean - q * std
-        if self.bounds is not None:
-            lo = max(lo, self.bounds[0])
-        return Prediction(mean, lo, mean + q * std, std, far)
+        lo, hi = mean - q * std, mean + q * std
+        if self.bounds is not None:  # both ends held where the mean is: a T the model rules out
+            lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
+        return Prediction(mean, lo, hi, std, far)
 
     def _widening(self, x: np.ndarray) -> tuple[float, bool]:
         """(interval factor, far flag) of one row: (1, False) without a support."""

@@ -39,17 +39,26 @@ def bounds_of_runs(T: np.ndarray, factor: float) -> tuple[float, float]:
     return (float(T.min()) / factor, float(T.max()) * factor)
 
 
+def read_range(b: Any) -> tuple[float, float]:
+    """A ``[lo, hi]`` field read back with ``0 <= lo <= hi`` (ValueError naming what is
+    wrong): the one reader of ``bounds`` and of each entry of ``part_bounds``."""
+    try:
+        lo, hi = (float(v) for v in b)
+    except (TypeError, ValueError):
+        raise ValueError("must be [lo, hi]") from None
+    if not 0 <= lo <= hi:
+        raise ValueError("must have 0 <= lo <= hi")
+    return (lo, hi)
+
+
 def bounds_from(b: Any) -> tuple[float, float] | None:
     """The ``bounds`` field read back (None when absent); ModelError when garbled."""
     if b is None:
         return None
     try:
-        lo, hi = (float(v) for v in b)
-    except (TypeError, ValueError):
-        raise ModelError("corrupt cost model: field 'bounds' must be [lo, hi]") from None
-    if not 0 <= lo <= hi:
-        raise ModelError("corrupt cost model: field 'bounds' must have 0 <= lo <= hi")
-    return (lo, hi)
+        return read_range(b)
+    except ValueError as e:
+        raise ModelError(f"corrupt cost model: field 'bounds' {e}") from None
 
 
 def part_bounds_of(targets: Mapping[str, np.ndarray], factor: float
@@ -57,8 +66,11 @@ def part_bounds_of(targets: Mapping[str, np.ndarray], factor: float
     """The range a bounded model holds each predictor's prediction in, as
     :func:`bounds_of_runs` does for T: an occupancy or D that a form extrapolates into a
     corner its runs never combined (a reciprocal interaction of two capacities both at
-    their smallest measured levels) stays within ``factor`` of what the runs measured."""
-    return {t: bounds_of_runs(v, factor) for t, v in targets.items()}
+    their smallest measured levels) stays within ``factor`` of what the runs measured. A
+    target with no positive, finite value measured gets no entry (nothing to hold it near),
+    so the model in memory and the one written to JSON clip the same parts."""
+    ranges = {t: bounds_of_runs(v, factor) for t, v in targets.items()}
+    return {t: r for t, r in ranges.items() if np.isfinite(r[1])}
 
 
 def clip_parts(parts: Mapping[str, np.ndarray], bounds: Mapping[str, tuple[float, float]]
@@ -69,8 +81,8 @@ def clip_parts(parts: Mapping[str, np.ndarray], bounds: Mapping[str, tuple[float
 
 
 def part_bounds_doc(bounds: Mapping[str, tuple[float, float]]) -> dict[str, list[float]]:
-    """The ``part_bounds`` field: the finite ranges only (an unlimited one clips nothing)."""
-    return {t: [float(lo), float(hi)] for t, (lo, hi) in bounds.items() if np.isfinite(hi)}
+    """The ``part_bounds`` field (every range is finite: :func:`part_bounds_of`)."""
+    return {t: [float(lo), float(hi)] for t, (lo, hi) in bounds.items()}
 
 
 def part_bounds_from(doc: Any, targets: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -81,9 +93,12 @@ def part_bounds_from(doc: Any, targets: Sequence[str]) -> dict[str, tuple[float,
         raise ValueError(f"must map some of {', '.join(targets)} to [lo, hi]")
     out = {}
     for t, b in doc.items():
-        lo, hi = (float(v) for v in b)
-        if not 0 <= lo <= hi < np.inf:
-            raise ValueError(f"{t}: must have 0 <= lo <= hi, finite")
+        try:
+            lo, hi = read_range(b)
+        except ValueError as e:
+            raise ValueError(f"{t}: {e}") from None
+        if not np.isfinite(hi):
+            raise ValueError(f"{t}: must have a finite hi")
         out[str(t)] = (lo, hi)
     return out
 

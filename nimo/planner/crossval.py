@@ -112,3 +112,10 @@ def error_of(T: np.ndarray, predicted: np.ndarray) -> float | None:
     if not finite.any():
         return None
     return internal_error_pct(T[finite], predicted[finite], cap_pct=RUN_ERROR_CAP_PCT)
+
+
+def still_fresh(computed_at: int, n: int) -> bool:
+    """Whether a figure computed at ``computed_at`` samples serves at ``n``: up to 40 samples
+    only at that count; beyond, until the sample count grew by a tenth (a slightly stale
+    estimate at a fraction of the cost)."""
+    return computed_at == n or (n > 40 and n - computed_at < n // 10)

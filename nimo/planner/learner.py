@@ -28,6 +28,7 @@ from nimo.planner.crossval import (
     cross_validated,
     error_of,
     fold_ids,
+    still_fresh,
 )
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors import PredictorOptions, fit_predictor
@@ -313,9 +314,8 @@ class Learner:
         X, T = self.X, self.T()
         return self._blend.process(self.level_lists, X, T, self._gp_hyper(X, T))
 
-    def _still_fresh(self, computed_at: int) -> bool:
-        """Whether a figure from ``computed_at`` samples serves now (to 40: only then)."""
-        return computed_at == self.n or (self.n > 40 and self.n - computed_at < self.n // 10)
+    def _still_fresh(self, computed_at: int) -> bool:  # crossval.still_fresh at this count
+        return still_fresh(computed_at, self.n)
 
     # -- residual correction (predictors.residual) -------------------------------------
     def _parametric_T(self, X: np.ndarray | None = None) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+from types import SimpleNamespace
 
 from nimo.campaign.metrics import far_from_runs
 from nimo.model.support import far_share
@@ -79,3 +80,12 @@ def test_every_model_records_its_far_share(tmp_path) -> None:
     # one factor at a time around one reference leaves more of the grid far than
     # space-filling support points do
     assert shares["paper-default"] > shares["recommended"]
+
+
+def test_a_loaded_model_reads_as_its_document_does() -> None:
+    for support in ([[1.0]], None):
+        loaded = SimpleNamespace(training={"far_share": 0.25}, support=support)
+        doc = {"training": {"far_share": 0.25}, **({"support": support} if support else {})}
+        from_loaded, from_doc = far_from_runs(loaded, 0.1), far_from_runs(doc, 0.1)
+        assert from_loaded is not None and from_loaded == from_doc
+        assert from_loaded.flagged is bool(support)

@@ -4,7 +4,9 @@ honest stop reasons, load attributes, exact run budgets."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
@@ -185,6 +187,20 @@ def test_a_bounded_model_never_predicts_a_nonpositive_or_nonfinite_time():
     wild = np.array([[1e-6, 1e9, 1e6], [1e9, 1e-3, 0.0], [1e-3, 1e-3, 1e9]])
     T = model.predict_many(wild)
     assert np.isfinite(T).all() and (T >= model.bounds[0]).all() and (T <= model.bounds[1]).all()
+
+
+def test_a_bounded_models_interval_stays_within_its_bounds_at_both_ends():
+    model = _bounded_model()
+    assert model.bounds is not None
+    lo_b, hi_b = model.bounds
+    for far in ({"cpu": 1e-6, "mem": 1e9, "lat": 1e6}, {"cpu": 1e9, "mem": 1e-3, "lat": 0.0},
+                {"cpu": 1e5, "mem": 1e6, "lat": 1e4}):
+        p = model.predict_interval(far)
+        assert lo_b <= p.lo <= p.mean <= p.hi <= hi_b
+    free = dataclasses.replace(model, bounds=(lo_b, math.inf)).predict_interval(far)
+    cut = (free.mean + free.hi) / 2  # a bound between the mean and the interval's upper end
+    held = dataclasses.replace(model, bounds=(lo_b, cut)).predict_interval(far)
+    assert free.hi > cut and held.hi == pytest.approx(cut) and held.mean == free.mean
 
 
 def test_far_predictions_are_flagged_and_their_intervals_widen():

@@ -34,8 +34,18 @@ def test_the_bounds_are_a_factor_beyond_the_positive_finite_targets() -> None:
     bounds = part_bounds_of({"o_n": np.array([0.0, 0.2, 0.8, math.inf]),
                              "o_d": np.array([0.0, 0.0])}, 4.0)
     assert bounds["o_n"] == (0.05, 3.2)
-    assert bounds["o_d"] == (0.0, math.inf)  # nothing positive measured: no limit
-    assert part_bounds_doc(bounds) == {"o_n": [0.05, 3.2]}  # JSON holds no infinity
+    assert "o_d" not in bounds  # nothing positive measured: nothing to hold it near
+    assert part_bounds_doc(bounds) == {"o_n": [0.05, 3.2]}
+
+
+def test_a_part_measured_only_as_zero_is_clipped_alike_in_memory_and_after_json(
+        tmp_path: Path) -> None:
+    model, X = occupancy_model()
+    measured = {**model.predict_targets(X), "o_d": np.zeros(len(X))}
+    bounded = dataclasses.replace(model, part_bounds=part_bounds_of(measured, BOUND_FACTOR))
+    back = load_model(bounded.save(tmp_path / "m.json"))
+    assert back.part_bounds == bounded.part_bounds and "o_d" not in back.part_bounds
+    np.testing.assert_array_equal(back.predict_many(X), bounded.predict_many(X))
 
 
 def test_a_form_exploding_in_an_unmeasured_corner_is_held_near_the_runs() -> None:
@@ -65,7 +75,7 @@ def test_part_bounds_round_trip_as_version_4_and_garbled_ones_are_refused(
     np.testing.assert_array_equal(back.predict_many(X), bounded.predict_many(X))
     assert model.to_dict()["version"] < 4 and "part_bounds" not in model.to_dict()
     for garbled in ({"o_x": [0, 1]}, {"o_n": [2, 1]}, {"o_n": "wide"}, [0, 1],
-                    {"o_n": [0, None]}):
+                    {"o_n": [0, None]}, {"o_n": [0, math.nan]}, {"o_n": [0, math.inf]}):
         with pytest.raises(ModelError, match="bad field 'part_bounds'"):
             CostModel.from_dict({**doc, "part_bounds": garbled})
 

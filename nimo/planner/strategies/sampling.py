@@ -299,22 +299,29 @@ class SupportPointsAndEdges(SupportPoints):
     there (tuning suite: a block size 6x the largest measured one, predicted 50x too
     slow while the cross-validated error read 2%)."""
 
-    def select_free(self, view: PlanView) -> Assignment | None:
-        if view.learner.n < self.start_size(view):
-            return super().select_free(view)
-        return self._edge_pick(view) or super().select_free(view)
-
     LEVEL_SHARE: ClassVar[float | None] = None  # also every level this share of candidates hold
     _wanted: list[set[float]] | None = None
 
+    def select_free(self, view: PlanView) -> Assignment | None:
+        if view.learner.n >= self.start_size(view):
+            pick = self._beyond_start(view, self._unmeasured(view))
+            if pick is not None:
+                return pick
+        return super().select_free(view)
+
+    def _beyond_start(self, view: PlanView, missing: dict[int, set[float]]
+                      ) -> Assignment | None:
+        """The pick once the start is measured (None: the best support point)."""
+        return self._edge_pick(view, missing)
+
     def _unmeasured(self, view: PlanView) -> dict[int, set[float]]:
+        """Per attribute index, its edge (and common) levels that no run holds yet."""
         if self._wanted is None:
             self._wanted = (common_levels(view.space, self.LEVEL_SHARE)
                             if self.LEVEL_SHARE else [])
         return unmeasured_levels(view, self._wanted)
 
-    def _edge_pick(self, view: PlanView) -> Assignment | None:
-        missing = self._unmeasured(view)
+    def _edge_pick(self, view: PlanView, missing: dict[int, set[float]]) -> Assignment | None:
         if not missing:
             return None
         pool = [c for c in view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
@@ -352,12 +359,10 @@ class SupportThenVariance(SupportPointsAndEdges):
     serve the process that interpolates between them (tuning-small: 29.6 / 14.3 / 9.3% ->
     29.6 / 13.9 / 8.2% after 10 / 20 / 30% of the configurations)."""
 
-    def select_free(self, view: PlanView) -> Assignment | None:
-        if view.learner.n >= self.start_size(view) and not self._unmeasured(view):
-            pick = self._variance_pick(view)
-            if pick is not None:
-                return pick
-        return super().select_free(view)
+    def _beyond_start(self, view: PlanView, missing: dict[int, set[float]]
+                      ) -> Assignment | None:
+        pick = None if missing else self._variance_pick(view)
+        return pick if pick is not None else self._edge_pick(view, missing)
 
     def _variance_pick(self, view: PlanView) -> Assignment | None:
         process = view.learner.gp_process() if view.learner.fitted else None
