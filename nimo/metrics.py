@@ -61,15 +61,17 @@ def internal_apes(actual: np.ndarray, predicted: np.ndarray,
     return ape if cap_pct is None else np.minimum(ape, cap_pct)
 
 
-def fit_error_pct(y: np.ndarray, yhat: np.ndarray) -> float:
+def fit_error_pct(y: np.ndarray, yhat: np.ndarray, scale: np.ndarray | None = None) -> float:
     """MAPE in % of the finite pairs, denominators ``max(|y_i|, 0.001 * mean|y|)`` (all 1
-    when every y is 0); NaN when no finite pair remains."""
+    when every y is 0; ``scale`` in place of y: the errors relative to it); NaN when no
+    finite pair remains."""
     y = np.asarray(y, dtype=float).reshape(-1)
     yhat = np.asarray(yhat, dtype=float).reshape(-1)
+    base = y if scale is None else np.asarray(scale, dtype=float).reshape(-1)
     ok = np.isfinite(y) & np.isfinite(yhat)
     if not ok.any():
         return float("nan")
-    return float(100.0 * np.mean(fit_error_weights(y[ok]) * np.abs(y[ok] - yhat[ok])))
+    return float(100.0 * np.mean(fit_error_weights(base[ok]) * np.abs(y[ok] - yhat[ok])))
 
 
 def fit_error_weights(y: np.ndarray) -> np.ndarray:

@@ -10,17 +10,20 @@ A plan is a DAG of tasks (``networkx.DiGraph``). Each node carries one of:
 * ``time_s``: a task of known duration.
 
 ``plan_cost(dag)`` is the makespan: the longest path, task times as node weights, tasks
-running as soon as their predecessors end (Section 2.1). See docs/scheduling.md.
+running as soon as their predecessors end (Section 2.1). A model whose prediction for a
+task is not a positive time (an unbounded form gone wrong) is refused with a ModelError
+naming the task, never ranked. See docs/scheduling.md.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nimo.errors import ConfigError
+from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel, Prediction
 from nimo.model import load_model as _load_model
 
@@ -90,7 +93,12 @@ def task_time(node: Any, data: Mapping[str, Any]) -> float:
             model = load_model(model)
         if "profile" not in data:
             raise ConfigError(f"task {node!r} has a model but no resource profile")
-        return float(predict_time(model, data["profile"]).mean)
+        t = float(predict_time(model, data["profile"]).mean)
+        if not (math.isfinite(t) and t > 0):  # never rank a plan on an impossible time
+            raise ModelError(f"task {node!r}: the model predicts no positive run time at its "
+                             f"profile (T = {t:.4g} s): its form is wrong there",
+                             hint="learn it with a bounded design such as recommended")
+        return t
     raise ConfigError(f"task {node!r} has no model, staging or time_s")
 
 

@@ -35,6 +35,7 @@ from nimo.campaign.metrics import (
     extrapolated_knobs,
     far_from_runs,
     measured_values,
+    nonpositive_predictions,
     recorded_values,
     unmeasured_knobs,
     unseen_categories,
@@ -183,7 +184,8 @@ def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple
     """Knobs never measured (every run that varied them failed), then knobs whose levels
     reach beyond the values the model was fitted on (it extrapolates there) and categorical
     knobs with categories it was not fitted on, then a large share of candidates far from
-    every run (``training.far_share``). Those values are the model's own record
+    every run (``training.far_share``), then predicted times that are not positive
+    (``training.nonpositive_share``). Those values are the model's own record
     (``training.measured_range``, ``measured_categories``: PBDF runs a design trains on
     included) or, for a model without it, the training runs'."""
     unmeasured = unmeasured_knobs(
@@ -203,7 +205,8 @@ def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple
             + tuple(e.warning() for e in extrapolated_knobs(levels, measured))
             + tuple(c.warning() for c in unseen_categories(categories, measured))
             + tuple(f.warning() for f in [far_from_runs(model, FAR_WARN_SHARE)]
-                    if f is not None))
+                    if f is not None)
+            + tuple(n.warning() for n in [nonpositive_predictions(model)] if n is not None))
 
 
 def fitted_values(model: Any, levels: Mapping[str, Any], categories: Mapping[str, Any],

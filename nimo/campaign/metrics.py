@@ -138,6 +138,29 @@ def far_from_runs(model: object, at_least: float) -> FarFromRuns | None:
     return FarFromRuns(float(value), flagged) if at_least <= value <= 1.0 else None
 
 
+@dataclass(frozen=True)
+class NonPositive:
+    """A model that predicts a T that is not a positive number at ``share`` of the candidate
+    assignments (``training.nonpositive_share``): an unbounded form gone wrong there."""
+
+    share: float
+
+    def warning(self) -> str:
+        return (f"the model predicts a non-positive or non-finite run time at {self.share:.0%} "
+                "of the candidate assignments: its form is wrong there (nimo predict exits 3 "
+                "and plan costing refuses such a prediction); a bounded design such as "
+                "recommended holds predictions within its runs' range")
+
+
+def nonpositive_predictions(model: object) -> NonPositive | None:
+    """A model's (document or loaded) ``training.nonpositive_share`` if it is a share above
+    0; None otherwise."""
+    value = training_record(model).get("nonpositive_share")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return NonPositive(float(value)) if 0 < value <= 1.0 else None
+
+
 def unseen_categories(categories: Mapping[str, Sequence[str]],
                       measured: Mapping[str, Sequence[float]]) -> list[UnseenCategories]:
     """Categorical knobs (``categories[k - 1]`` is level k) with categories whose code is

@@ -152,6 +152,14 @@ class Support:
         return [[float(v) for v in r] for r in self.rows]
 
 
+def sampled_candidates(candidates: Sequence[Sequence[float]], limit: int = 1000) -> np.ndarray:
+    """A seeded subset of at most ``limit`` of ``candidates``, as rows of floats: the share
+    of the candidates with some property, estimated at a bounded cost."""
+    n = len(candidates)
+    chosen = seeded_rows(n, limit, seed=0) if n > limit else range(n)
+    return np.asarray([candidates[int(i)] for i in chosen], float)
+
+
 def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike,
               candidates: Sequence[Sequence[float]], limit: int = 1000) -> float | None:
     """The share of ``candidates`` a model trained on ``rows`` flags ``far`` (estimated on a
@@ -159,10 +167,7 @@ def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike,
     support = Support(levels, rows)
     if not np.isfinite(support.spacing) or support.spacing <= 0 or not len(candidates):
         return None
-    n = len(candidates)
-    chosen = seeded_rows(n, limit, seed=0) if n > limit else range(n)
-    C = np.asarray([candidates[int(i)] for i in chosen], float)
-    return float(support.widening(C)[1].mean())
+    return float(support.widening(sampled_candidates(candidates, limit))[1].mean())
 
 
 def _median_nn(Z: np.ndarray) -> float:

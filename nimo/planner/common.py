@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nimo.errors import ConfigError
-from nimo.model.support import far_share
+from nimo.model.support import far_share, sampled_candidates
 from nimo.planner.base import Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
@@ -162,6 +162,7 @@ class BasePlanner(Planner):
             "measured_range": self.measured_range(),
             **({"measured_categories": held} if (held := self.measured_categories()) else {}),
             **({"far_share": round(far, 4)} if (far := self.far_share()) is not None else {}),
+            **({"nonpositive_share": round(bad, 4)} if (bad := self.nonpositive_share()) else {}),
         }
 
     def measured_range(self) -> dict[str, list[float]]:
@@ -182,6 +183,14 @@ class BasePlanner(Planner):
             return None
         levels = [a.levels for a in learner.space.attributes]
         return far_share(levels, learner.X, learner.space.candidates)
+
+    def nonpositive_share(self) -> float:
+        """The share of the candidates (a seeded subset) where the model predicts a T that is
+        not a positive number: an unbounded form gone wrong (a bounded model: always 0)."""
+        if not self.learner.fitted:
+            return 0.0
+        T = self.learner.predicted_T(sampled_candidates(self.learner.space.candidates))
+        return float(np.mean(~(np.isfinite(T) & (T > 0)))) if T.size else 0.0
 
     def measured_categories(self) -> dict[str, list[int]]:
         """Each categorical knob's codes among the samples the model is fitted on."""

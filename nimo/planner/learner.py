@@ -30,7 +30,8 @@ from nimo.planner.crossval import (
     fold_ids,
     still_fresh,
 )
-from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
+from nimo.planner.sticky import kept_or_fresh
+from nimo.planner.targets import ALL_ROWS, PREDICTOR_NAMES, TARGET_OF, share_scale
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
 from nimo.predictors.ratios import load_ratio_pairs
@@ -114,34 +115,24 @@ class Learner:
             self.fitted[p] = self._kept_or(p, fresh, X, y)
 
     def fit_on(self, p: str, X: np.ndarray, y: np.ndarray, options: PredictorOptions,
-               structure: tuple[str, Sequence[Term]] | None = None) -> FittedPredictor:
-        """Predictor ``p`` fitted on rows X (all attributes) and targets y, about the
-        campaign's reference (or all the samples' mean); ``structure`` (response, terms)
-        refits a given form."""
+               structure: tuple[str, Sequence[Term]] | None = None,
+               rows: np.ndarray | slice = ALL_ROWS) -> FittedPredictor:
+        """Predictor ``p`` fitted on rows X (all attributes) and targets y, the samples
+        ``rows`` of the campaign's, about its reference (or all the samples' mean);
+        ``structure`` (response, terms) refits a given form."""
         every = self.y(p)
         y_ref = self.ref_values.get(p, float(np.mean(every)) if every.size else 1.0)
+        scale = share_scale(self._y, p) if options.share_errors else None
         return fit_predictor(TARGET_OF[p], X, y, self.space.names, self.active[p],
                              self.reference, y_ref, self._levels, options, self._physical,
-                             structure=structure, ratios=self._ratios)
+                             structure=structure, ratios=self._ratios,
+                             error_scale=None if scale is None else scale[rows])
 
     def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray,
                  y: np.ndarray) -> FittedPredictor:
-        """``fresh``, or with ``options.sticky`` the previous form refitted on all the samples
-        when ``fresh`` does not cut its LOO error by that fraction: one more run does not swap
-        the form for another that fits the runs as well but differs away from them (tuning
-        suite: the external error jumped from 4% to over 100% after single runs)."""
-        previous = self.fitted.get(p)
-        if (not self.options.sticky or previous is None or previous.n_train > y.size
-                or (previous.response == "log" and not np.all(y > 0))
-                or not set(previous.attributes) <= set(self.active[p])):
-            return fresh
-        form = (previous.response, previous.terms)
-        if form == (fresh.response, fresh.terms):
-            return fresh
-        kept = self.fit_on(p, X, y, self.options, structure=form)
-        if kept.loo_mape is None or fresh.loo_mape is None:
-            return fresh
-        return fresh if fresh.loo_mape < kept.loo_mape * (1 - self.options.sticky) else kept
+        """``fresh`` or, with ``options.sticky``, the previous form (:mod:`.sticky`)."""
+        return kept_or_fresh(fresh, self.fitted.get(p), self.options.sticky, y, self.active[p],
+                             lambda form: self.fit_on(p, X, y, self.options, structure=form))
 
     def prospective_error_pct(self, sample: Sample) -> float | None:
         """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted."""
@@ -241,8 +232,8 @@ class Learner:
             if fixed_form:  # a form the fold cannot pin down: the fold selects its own
                 form = (self.fitted[p].response, self.fitted[p].terms)
                 with contextlib.suppress(np.linalg.LinAlgError):
-                    return self.fit_on(p, X[mask], self.y(p)[mask], self._fast, form)
-            return self.fit_on(p, X[mask], self.y(p)[mask], self._fast)
+                    return self.fit_on(p, X[mask], self.y(p)[mask], self._fast, form, rows=mask)
+            return self.fit_on(p, X[mask], self.y(p)[mask], self._fast, rows=mask)
 
         def combine(parts: Mapping[str, np.ndarray]) -> np.ndarray:
             return clip_to_bounds(self.combine(parts), bounds)

@@ -47,6 +47,7 @@ def fit_predictor(
     physical: Mapping[str, str] | None = None,
     structure: tuple[str, Sequence[Term]] | None = None,
     ratios: Sequence[tuple[str, str]] = (),
+    error_scale: np.ndarray | None = None,
 ) -> FittedPredictor:
     """Fit ``target`` on the ``active`` attributes from samples (X: n x k over ALL attributes
     in ``attribute_names`` order, y: n). See :class:`PredictorOptions` for the modes.
@@ -56,7 +57,9 @@ def fit_predictor(
     ``options.physical`` in auto mode; an attribute marked ``category`` there is categorical
     (its levels are codes of names): auto mode offers one ``level`` indicator per observed
     level instead of transforms of the code. ``ratios`` (capacity, load) pairs: with
-    ``options.load_ratios``, the hinges of their ratio (:mod:`nimo.predictors.ratios`)."""
+    ``options.load_ratios``, the hinges of their ratio (:mod:`nimo.predictors.ratios`).
+    ``error_scale`` (one value per sample): the selection and the LOO error judge each
+    sample's error relative to it instead of to y (``options.share_errors``)."""
     opts = options or PredictorOptions()
     names = tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
@@ -72,7 +75,9 @@ def fit_predictor(
     else:
         pairs = [(c, ld) for c, ld in ratios if c in data.columns and ld in data.columns
                  ] if opts.load_ratios else []
-        response, terms, path = _select_terms(data, y, opts, preferred, categorical, pairs)
+        response, terms, path = _select_terms(
+            data, y, opts, preferred, categorical, pairs,
+            fit_error_weights(y if error_scale is None else error_scale))
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -87,7 +92,15 @@ def fit_predictor(
               "path": [[label, round(e, 6)] for label, e in path],
               **({"kept": True} if structure is not None else {})},
     )
-    loo = fit_error_pct(y, pred.loo_predictions(X, y)) if y.size > 1 else float("nan")
+    return _with_loo(pred, X, y, error_scale)
+
+
+def _with_loo(pred: FittedPredictor, X: np.ndarray, y: np.ndarray,
+              error_scale: np.ndarray | None) -> FittedPredictor:
+    """``pred`` with its closed-form LOO error (relative to ``error_scale`` when given)."""
+    if y.size < 2:
+        return pred
+    loo = fit_error_pct(y, pred.loo_predictions(X, y), error_scale)
     return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
 
 
@@ -136,7 +149,8 @@ class _Normalised:
 
 def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
                   preferred: Mapping[str, str], categorical: frozenset[str] = frozenset(),
-                  ratio_pairs: Sequence[tuple[str, str]] = ()
+                  ratio_pairs: Sequence[tuple[str, str]] = (),
+                  weights: np.ndarray | None = None
                   ) -> tuple[str, list[Term], list[tuple[str, float]]]:
     """(response, terms, selection path): the search on y, and in auto mode also on log y,
     which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
@@ -154,7 +168,8 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
     cache: dict = {}
     best: tuple[float, str, list[Term], list[tuple[str, float]]] | None = None
     for response, r in runs:
-        search = GreedySearch(r=r, y=y, weights=fit_error_weights(y), y_scale=data.y_scale,
+        search = GreedySearch(r=r, y=y, y_scale=data.y_scale,
+                              weights=fit_error_weights(y) if weights is None else weights,
                               log_response=response == "log")
         if opts.mode == "paper":
             terms = _paper(search, data.columns, data.norm_levels, opts)

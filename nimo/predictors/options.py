@@ -63,6 +63,10 @@ class PredictorOptions:
     # hinges of a capacity over a load (a memory cliff whose edge grows with the input),
     # offered once the capacity has a main effect (nimo.predictors.ratios)
     load_ratios: bool = False
+    # an occupancy's (o_a, o_n, o_d) form is selected by the error it makes in T: each
+    # sample's error divided by its total occupancy o_a + o_n + o_d, not by the occupancy
+    # itself (where it is a negligible part of T, its relative error hardly matters)
+    share_errors: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -123,7 +127,7 @@ class PredictorOptions:
             except (TypeError, ValueError, OverflowError) as e:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
-                    "physical_ties", "residual", "gp", "load_ratios"):
+                    "physical_ties", "residual", "gp", "load_ratios", "share_errors"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -132,7 +136,7 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios"):
+        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -8,6 +8,13 @@ learning behaviour unchanged (same runs in the same order, same figures to 1e-9)
 
 Each case runs the real CLI (``workbench.cli.main``) in a worker process; a case that exits
 with a user error is recorded as its exit code and one-line message.
+
+A snapshot holds for the BLAS kernel it was recorded on (``replay_snapshot.KERNEL.json.gz``,
+KERNEL as OpenBLAS names it: ``SkylakeX``, ``Haswell``, ...): kernels differ in the last bits
+of a sum, a near-tie of a greedy choice (a term, a pick) then goes the other way, and the
+campaign takes another path, so figures are comparable to 1e-9 only on the same kernel. A
+machine that sets ``OPENBLAS_CORETYPE`` (this workplace does on some processors) runs that
+kernel; record a snapshot for a new kernel from a known-good commit.
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = Path(__file__).with_name("replay_snapshot.json.gz")
 DATASETS = (
     "datasets/synthetic/cpu_bound.csv",
     "datasets/synthetic/io_bound.csv",
@@ -110,12 +116,40 @@ def _close(e: float, a: float) -> bool:
     return abs(e - a) <= TOLERANCE * max(1.0, abs(e), abs(a))
 
 
-def load_snapshot(path: Path = SNAPSHOT) -> dict[str, dict[str, Any]]:
+def blas_kernel() -> str:
+    """The kernel numpy's BLAS runs on here (OpenBLAS's core type), or its library's name."""
+    import numpy  # noqa: F401  (loads the BLAS threadpoolctl reports)
+    from threadpoolctl import threadpool_info
+
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            return str(info.get("architecture") or info.get("internal_api") or "unknown")
+    return "unknown"
+
+
+def snapshot_path(kernel: str | None = None) -> Path:
+    """The snapshot recorded on ``kernel`` (default: this machine's)."""
+    return Path(__file__).with_name(f"replay_snapshot.{kernel or blas_kernel()}.json.gz")
+
+
+class NoSnapshot(Exception):
+    """No snapshot was recorded on this machine's BLAS kernel."""
+
+
+def load_snapshot(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    path = path or snapshot_path()
+    if not path.exists():
+        recorded = sorted(p.name for p in path.parent.glob("replay_snapshot.*.json.gz"))
+        raise NoSnapshot(f"no snapshot for the BLAS kernel {blas_kernel()} ({path.name}; "
+                         f"recorded: {', '.join(recorded) or 'none'}): record one from a "
+                         "known-good commit with 'python tests/regression/replay_snapshot.py "
+                         "record'")
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return json.load(f)
 
 
-def save_snapshot(cases: dict[str, dict[str, Any]], path: Path = SNAPSHOT) -> None:
+def save_snapshot(cases: dict[str, dict[str, Any]], path: Path | None = None) -> None:
+    path = path or snapshot_path()
     text = json.dumps(dict(sorted(cases.items())), sort_keys=True, separators=(",", ":"))
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as f:
         f.write(text)
@@ -145,12 +179,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = keys_for(presets, [int(s) for s in args.seeds.split(",")])
     if args.action == "record":
         cases = run_cases(keys, args.workers)
-        if SNAPSHOT.exists():
-            cases = {**load_snapshot(), **cases}
-        save_snapshot(cases)
-        print(f"recorded {len(keys)} cases in {SNAPSHOT.relative_to(ROOT)}")
+        path = snapshot_path()
+        if path.exists():
+            cases = {**load_snapshot(path), **cases}
+        save_snapshot(cases, path)
+        print(f"recorded {len(keys)} cases in {path.relative_to(ROOT)}")
         return 0
-    diffs = check(keys, args.workers)
+    try:
+        diffs = check(keys, args.workers)
+    except NoSnapshot as e:
+        print(e, file=sys.stderr)
+        return 2
     changed = {k: v for k, v in diffs.items() if v}
     for k, v in changed.items():
         print(f"CHANGED {k}:", *v, sep="\n  ")

@@ -24,9 +24,9 @@ def test_every_fold_refits_the_delivered_forms(monkeypatch: pytest.MonkeyPatch) 
     seen: list[tuple[str, object]] = []
     original = Learner.fit_on
 
-    def spy(self, p, X, y, options, structure=None):  # type: ignore[no-untyped-def]
+    def spy(self, p, X, y, options, structure=None, **kw):  # type: ignore[no-untyped-def]
         seen.append((p, structure))
-        return original(self, p, X, y, options, structure)
+        return original(self, p, X, y, options, structure, **kw)
 
     monkeypatch.setattr(Learner, "fit_on", spy)
     learner.folds(learner.n, fixed_form=True)
@@ -40,10 +40,10 @@ def test_a_form_a_fold_cannot_fit_falls_back_to_the_folds_own_selection(
     cv, _ = learner.cv_errors()
     original = Learner.fit_on
 
-    def singular(self, p, X, y, options, structure=None):  # type: ignore[no-untyped-def]
+    def singular(self, p, X, y, options, structure=None, **kw):  # type: ignore[no-untyped-def]
         if structure is not None:
             raise np.linalg.LinAlgError("Singular matrix")
-        return original(self, p, X, y, options)
+        return original(self, p, X, y, options, **kw)
 
     monkeypatch.setattr(Learner, "fit_on", singular)
     # every fold selects afresh: the same folds and fits as the cross-validation

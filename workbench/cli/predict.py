@@ -4,7 +4,9 @@ A value that is not a finite number (``nan``, ``inf``) is refused (one line, exi
 value outside the range the model was fitted on (the lowest and highest value of each
 attribute among its samples, ``training.measured_range``; each attribute's levels for a model
 that does not record it) is an extrapolation: predicted, with a warning on stderr; so is any
-prediction of a model with attributes its campaign never measured.
+prediction of a model with attributes its campaign never measured. A prediction that is
+not a positive time (an unbounded model's form gone wrong) is printed with an error line on
+stderr and exit 3, so that automation never takes it for a run time.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def unmeasured_warnings(names: Sequence[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from nimo.model import load_model
     from nimo.model.cost import CALIBRATION_SOURCES
+    from workbench.exitstatus import Exit
 
     model = load_model(args.model)
     categories = {str(a["name"]): list(a["categories"]) for a in model.attributes
@@ -137,4 +140,9 @@ def run(args: argparse.Namespace) -> int:
     source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
     how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
     print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how})")
+    if not (math.isfinite(p.mean) and p.mean > 0):  # an unbounded form gone wrong here
+        print("nimo predict: error: the model predicts no positive run time here: its form is "
+              "wrong at this assignment (a bounded design such as recommended holds "
+              "predictions within its runs' range)", file=sys.stderr)
+        return int(Exit.FAILED)
     return 0
