@@ -17,7 +17,6 @@ naming the task, never ranked. See docs/scheduling.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,12 +92,12 @@ def task_time(node: Any, data: Mapping[str, Any]) -> float:
             model = load_model(model)
         if "profile" not in data:
             raise ConfigError(f"task {node!r} has a model but no resource profile")
-        t = float(predict_time(model, data["profile"]).mean)
-        if not (math.isfinite(t) and t > 0):  # never rank a plan on an impossible time
+        p = predict_time(model, data["profile"])
+        if not p.is_time:  # never rank a plan on an impossible time
             raise ModelError(f"task {node!r}: the model predicts no positive run time at its "
-                             f"profile (T = {t:.4g} s): its form is wrong there",
+                             f"profile (T = {p.mean:.4g} s): its form is wrong there",
                              hint="learn it with a bounded design such as recommended")
-        return t
+        return float(p.mean)
     raise ConfigError(f"task {node!r} has no model, staging or time_s")
 
 

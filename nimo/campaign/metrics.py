@@ -127,15 +127,14 @@ class FarFromRuns:
 
 
 def far_from_runs(model: object, at_least: float) -> FarFromRuns | None:
-    """A model's (document or loaded) ``training.far_share`` if it is a number of at least
+    """A model's (document or loaded) ``training.far_share`` if it is a share of at least
     ``at_least``; ``flagged`` when the model keeps the support that flags far predictions."""
-    value = training_record(model).get("far_share")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    share = recorded_share(model, "far_share")
+    if share is None or share < at_least:
         return None
     support = model.get("support") if isinstance(model, Mapping) else getattr(
         model, "support", None)
-    flagged = bool(support)
-    return FarFromRuns(float(value), flagged) if at_least <= value <= 1.0 else None
+    return FarFromRuns(share, bool(support))
 
 
 @dataclass(frozen=True)
@@ -155,10 +154,8 @@ class NonPositive:
 def nonpositive_predictions(model: object) -> NonPositive | None:
     """A model's (document or loaded) ``training.nonpositive_share`` if it is a share above
     0; None otherwise."""
-    value = training_record(model).get("nonpositive_share")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return NonPositive(float(value)) if 0 < value <= 1.0 else None
+    share = recorded_share(model, "nonpositive_share")
+    return NonPositive(share) if share else None
 
 
 def unseen_categories(categories: Mapping[str, Sequence[str]],
@@ -197,6 +194,15 @@ def measured_values(assignments: Iterable[Mapping[str, float]]) -> dict[str, lis
         for k, v in assignment.items():
             values.setdefault(k, []).append(float(v))
     return values
+
+
+def recorded_share(model: object, key: str) -> float | None:
+    """``training[key]`` of a model (document or loaded) if it is a number in [0, 1] (the
+    share of the candidates with some property); None otherwise."""
+    value = training_record(model).get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        return None
+    return float(value)
 
 
 def training_record(model: object) -> Mapping[str, Any]:

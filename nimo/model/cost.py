@@ -66,6 +66,11 @@ class Prediction(NamedTuple):
     std: float
     far: bool = False  # far from every training assignment (bounded models only)
 
+    @property
+    def is_time(self) -> bool:
+        """Whether ``mean`` is a run time at all: a positive, finite number."""
+        return math.isfinite(self.mean) and self.mean > 0
+
 
 def _field(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
     if key not in d:

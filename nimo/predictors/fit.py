@@ -75,9 +75,9 @@ def fit_predictor(
     else:
         pairs = [(c, ld) for c, ld in ratios if c in data.columns and ld in data.columns
                  ] if opts.load_ratios else []
-        response, terms, path = _select_terms(
-            data, y, opts, preferred, categorical, pairs,
-            fit_error_weights(y if error_scale is None else error_scale))
+        weights = fit_error_weights(y if error_scale is None else error_scale)
+        response, terms, path = _select_terms(data, y, weights, opts, preferred, categorical,
+                                              pairs)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
@@ -147,10 +147,10 @@ class _Normalised:
         return cls(active, scales, Z, columns, norm_levels, _y_scale(float(y_ref), y))
 
 
-def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
-                  preferred: Mapping[str, str], categorical: frozenset[str] = frozenset(),
-                  ratio_pairs: Sequence[tuple[str, str]] = (),
-                  weights: np.ndarray | None = None
+def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
+                  opts: PredictorOptions, preferred: Mapping[str, str],
+                  categorical: frozenset[str] = frozenset(),
+                  ratio_pairs: Sequence[tuple[str, str]] = ()
                   ) -> tuple[str, list[Term], list[tuple[str, float]]]:
     """(response, terms, selection path): the search on y, and in auto mode also on log y,
     which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
@@ -168,8 +168,7 @@ def _select_terms(data: _Normalised, y: np.ndarray, opts: PredictorOptions,
     cache: dict = {}
     best: tuple[float, str, list[Term], list[tuple[str, float]]] | None = None
     for response, r in runs:
-        search = GreedySearch(r=r, y=y, y_scale=data.y_scale,
-                              weights=fit_error_weights(y) if weights is None else weights,
+        search = GreedySearch(r=r, y=y, weights=weights, y_scale=data.y_scale,
                               log_response=response == "log")
         if opts.mode == "paper":
             terms = _paper(search, data.columns, data.norm_levels, opts)

@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
     how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
     print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how})")
-    if not (math.isfinite(p.mean) and p.mean > 0):  # an unbounded form gone wrong here
+    if not p.is_time:  # an unbounded form gone wrong here
         print("nimo predict: error: the model predicts no positive run time here: its form is "
               "wrong at this assignment (a bounded design such as recommended holds "
               "predictions within its runs' range)", file=sys.stderr)
