@@ -30,7 +30,7 @@ from nimo.planner.crossval import (
     fold_ids,
     still_fresh,
 )
-from nimo.planner.sticky import kept_or_fresh
+from nimo.planner.sticky import by_share, kept_or_fresh
 from nimo.planner.targets import ALL_ROWS, PREDICTOR_NAMES, TARGET_OF, share_scale
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.prior import physical_transforms
@@ -131,8 +131,10 @@ class Learner:
     def _kept_or(self, p: str, fresh: FittedPredictor, X: np.ndarray,
                  y: np.ndarray) -> FittedPredictor:
         """``fresh`` or, with ``options.sticky``, the previous form (:mod:`.sticky`)."""
+        scale = share_scale(self._y, p) if self.options.sticky_share else None
         return kept_or_fresh(fresh, self.fitted.get(p), self.options.sticky, y, self.active[p],
-                             lambda form: self.fit_on(p, X, y, self.options, structure=form))
+                             lambda form: self.fit_on(p, X, y, self.options, structure=form),
+                             by_share(X, y, scale))
 
     def prospective_error_pct(self, sample: Sample) -> float | None:
         """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted."""

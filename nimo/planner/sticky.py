@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nimo.finite import finite_or_none
+from nimo.metrics import fit_error_pct
 from nimo.model import FittedPredictor
 from nimo.model.features import Term
 
@@ -18,11 +20,13 @@ Form = tuple[str, Sequence[Term]]  # (response, terms)
 
 def kept_or_fresh(fresh: FittedPredictor, previous: FittedPredictor | None, sticky: float,
                   y: np.ndarray, active: Sequence[str],
-                  refit: Callable[[Form], FittedPredictor]) -> FittedPredictor:
+                  refit: Callable[[Form], FittedPredictor],
+                  error: Callable[[FittedPredictor], float | None] | None = None,
+                  ) -> FittedPredictor:
     """``fresh``, or ``previous``'s form refitted (``refit``) when ``fresh`` does not cut its
-    LOO error by the fraction ``sticky``. The previous form stands only where it still
-    applies: fitted on fewer samples, a log response only on positive targets, and only
-    attributes still ``active``."""
+    LOO error (or the figure ``error`` gives) by the fraction ``sticky``. The previous form
+    stands only where it still applies: fitted on fewer samples, a log response only on
+    positive targets, and only attributes still ``active``."""
     if (not sticky or previous is None or previous.n_train > y.size
             or (previous.response == "log" and not np.all(y > 0))
             or not set(previous.attributes) <= set(active)):
@@ -31,6 +35,17 @@ def kept_or_fresh(fresh: FittedPredictor, previous: FittedPredictor | None, stic
     if form == (fresh.response, fresh.terms):
         return fresh
     kept = refit(form)
-    if kept.loo_mape is None or fresh.loo_mape is None:
+    judge = error or (lambda fitted: fitted.loo_mape)
+    old, new = judge(kept), judge(fresh)
+    if old is None or new is None:
         return fresh
-    return fresh if fresh.loo_mape < kept.loo_mape * (1 - sticky) else kept
+    return fresh if new < old * (1 - sticky) else kept
+
+
+def by_share(X: np.ndarray, y: np.ndarray, scale: np.ndarray | None
+             ) -> Callable[[FittedPredictor], float | None] | None:
+    """The LOO error of an occupancy fit relative to ``scale`` (each sample's total
+    occupancy: the error it makes in T, ``predictors.sticky_share``); None without a scale."""
+    if scale is None:
+        return None
+    return lambda fitted: finite_or_none(fit_error_pct(y, fitted.loo_predictions(X, y), scale))

@@ -67,6 +67,9 @@ class PredictorOptions:
     # sample's error divided by its total occupancy o_a + o_n + o_d, not by the occupancy
     # itself (where it is a negligible part of T, its relative error hardly matters)
     share_errors: bool = False
+    # with ``sticky``: an occupancy's kept and new forms are compared by the error they make
+    # in T (as ``share_errors`` judges, but only for this choice; the selection is unchanged)
+    sticky_share: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -89,6 +92,8 @@ class PredictorOptions:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
             raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
+        if self.sticky_share and not self.sticky:
+            raise ConfigError("predictors.sticky_share needs predictors.sticky above 0")
         if self.gp_min_share and not self.gp:
             raise ConfigError("predictors.gp_min_share needs predictors.gp: true")
         for key in ("residual", "gp"):
@@ -127,7 +132,8 @@ class PredictorOptions:
             except (TypeError, ValueError, OverflowError) as e:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
-                    "physical_ties", "residual", "gp", "load_ratios", "share_errors"):
+                    "physical_ties", "residual", "gp", "load_ratios", "share_errors",
+                    "sticky_share"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -136,7 +142,8 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors"):
+        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors",
+                    "sticky_share"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")
