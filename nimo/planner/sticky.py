@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nimo.finite import finite_or_none
-from nimo.metrics import fit_error_pct
 from nimo.model import FittedPredictor
 from nimo.model.features import Term
+from nimo.predictors.loo import loo_mape
 
 Form = tuple[str, Sequence[Term]]  # (response, terms)
 
@@ -48,4 +48,4 @@ def by_share(X: np.ndarray, y: np.ndarray, scale: np.ndarray | None
     occupancy: the error it makes in T, ``predictors.sticky_share``); None without a scale."""
     if scale is None:
         return None
-    return lambda fitted: finite_or_none(fit_error_pct(y, fitted.loo_predictions(X, y), scale))
+    return lambda fitted: finite_or_none(loo_mape(fitted, X, y, scale))

@@ -24,9 +24,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from nimo.errors import DataError
-from nimo.metrics import fit_error_pct, fit_error_weights
+from nimo.finite import finite_or_none
+from nimo.metrics import fit_error_weights
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor
+from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
 from nimo.predictors.prior import CATEGORY, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
@@ -100,8 +102,7 @@ def _with_loo(pred: FittedPredictor, X: np.ndarray, y: np.ndarray,
     """``pred`` with its closed-form LOO error (relative to ``error_scale`` when given)."""
     if y.size < 2:
         return pred
-    loo = fit_error_pct(y, pred.loo_predictions(X, y), error_scale)
-    return dataclasses.replace(pred, loo_mape=loo if np.isfinite(loo) else None)
+    return dataclasses.replace(pred, loo_mape=finite_or_none(loo_mape(pred, X, y, error_scale)))
 
 
 def _check_inputs(target: str, X: np.ndarray, y: np.ndarray, names: tuple[str, ...],

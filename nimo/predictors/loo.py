@@ -20,6 +20,8 @@ def loo_predictions(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray) ->
     return predictor.loo_predictions(X, y)
 
 
-def loo_mape(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray) -> float:
-    """``fit_error_pct`` of the LOO predictions: the error that selection ranks by."""
-    return fit_error_pct(y, predictor.loo_predictions(X, y))
+def loo_mape(predictor: FittedPredictor, X: np.ndarray, y: np.ndarray,
+             scale: np.ndarray | None = None) -> float:
+    """``fit_error_pct`` of the LOO predictions: the error that selection ranks by (relative
+    to ``scale`` when given, see ``PredictorOptions.share_errors``)."""
+    return fit_error_pct(y, predictor.loo_predictions(X, y), scale)
