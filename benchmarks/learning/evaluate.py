@@ -70,6 +70,13 @@ from benchmarks.learning.metrics import (  # noqa: E402  (re-exported for tests)
     reached_within,
 )
 from benchmarks.learning.report import _fmt, report, summarize  # noqa: E402
+from benchmarks.learning.space import (  # noqa: E402
+    SpaceError,
+    case_points,
+    observing,
+    space_scores,
+    train_rows,
+)
 from benchmarks.learning.suites import GENERATED, SUITES, Case, load_suite  # noqa: E402
 
 # --------------------------------------------------------------------------- one campaign
@@ -167,7 +174,11 @@ def run_campaign(job: Job) -> dict[str, Any]:
         out = tmp / "run.json"
         argv = replay_argv(job, train, out)
         err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        space = SpaceError(*case_points([*train_rows(train, job.case.categorical),
+                                         *judge_rows], job.case.attributes),
+                           job.case.attributes)
+        with observing(space), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
             except SystemExit as e:
@@ -182,6 +193,7 @@ def run_campaign(job: Job) -> dict[str, Any]:
         external = external_cases(train, job)
     rec["exit"] = 0
     rec.update(score(doc, job, judge_rows, external))
+    rec.update(space_scores(space, rec))
     rec["wall_s"] = time.perf_counter() - t0
     return rec
 
@@ -270,50 +282,14 @@ def judge_scores(model_doc: Any, attributes: Sequence[str],
             "judge_mape": float(np.mean(ape)), "judge_nonpositive": nonpositive}
 
 
-def run_gbr(job: Job) -> dict[str, Any]:
-    """Gradient boosting on as many random configurations as the marks (one run each),
-    scored on the replay's external test set of the same (case, seed)."""
-    from sklearn.ensemble import GradientBoostingRegressor
-
-    from workbench.replay import external_test_set, load_dataset
-
-    t0 = time.perf_counter()
-    rec: dict[str, Any] = {"suite": job.case.suite, "case": job.case.name, "design": GBR,
-                           "seed": job.seed, "configurations": job.case.configurations,
-                           "exit": 0}
-    with tempfile.TemporaryDirectory(prefix="nimo-bench-") as d:
-        train, _ = split_case(job, Path(d))
-        ds = load_dataset(train, list(job.case.attributes), "T",
-                          categorical=job.case.categorical)
-    held = external_test_set(ds, job.external, job.seed)
-    held_set = set(held)
-    pool = [a for a in ds.assignments if a not in held_set]
-    rng = np.random.default_rng([job.seed, 31337, zlib.crc32(job.case.name.encode())])
-    order = [pool[int(i)] for i in rng.permutation(len(pool))]
-    X_ext = np.array(held, dtype=float)
-    y_ext = np.array([ds.mean_T(a) for a in held])
-    marks = {}
-    for f in CONFIG_FRACTIONS:
-        k = min(len(order), max(1, math.ceil(f * job.case.configurations)))
-        chosen = order[:k]
-        X = np.array(chosen, dtype=float)
-        y = np.array([ds.runs[a][int(rng.integers(len(ds.runs[a])))].T for a in chosen])
-        if k >= 2:
-            m = GradientBoostingRegressor(random_state=job.seed).fit(X, y)
-            pred = m.predict(X_ext)
-        else:
-            pred = np.full(len(y_ext), y[0])
-        mape = float(np.mean(np.abs(pred - y_ext) / y_ext) * 100.0)
-        marks[str(f)] = {"runs": k, "mape": mape, "stopped_before": False}
-    rec["marks"] = marks
-    rec["wall_s"] = time.perf_counter() - t0
-    return rec
-
-
 def run_job(args: tuple[str, Job]) -> dict[str, Any]:
     kind, job = args
     try:
-        return run_gbr(job) if kind == "gbr" else run_campaign(job)
+        if kind == "gbr":
+            from benchmarks.learning.gbr import run_gbr
+
+            return run_gbr(job)
+        return run_campaign(job)
     except Exception as e:  # noqa: BLE001 - the pool must finish the other jobs
         return {"suite": job.case.suite, "case": job.case.name, "seed": job.seed,
                 "design": GBR if kind == "gbr" else design_label(job.design), "exit": 98,

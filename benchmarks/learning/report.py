@@ -64,7 +64,20 @@ def _common(rs: Records, ok: Records) -> dict[str, Any]:
     s["nonpositive_predictions"] = sum(r.get("judge_nonpositive", 0) for r in ok)
     walls = [r["wall_s"] for r in rs]
     s["wall_mean_s"], s["wall_max_s"] = statistics.mean(walls), max(walls)
+    s.update(_space(rs, ok))
     return s
+
+
+def _space(rs: Records, ok: Records) -> dict[str, Any]:
+    """The same figures judged on every assignment a campaign did not run
+    (benchmarks/learning/space.py)."""
+    hon = [float(r["space_honesty"]) for r in ok if r.get("space_honesty") is not None]
+    return {"space_final_median": median_inf(r.get("space_final") for r in rs),
+            "space_honesty_median": statistics.median(hon) if hon else math.nan,
+            "space_honesty_over_2": share([h > 2 for h in hon]), "space_honesty_n": len(hon),
+            "space_reached_within_share": share([bool(r.get("space_reached_within"))
+                                                 for r in rs]),
+            "space_reach_runs_median": median_inf(r.get("space_reach_run") for r in rs)}
 
 
 def _reach(design: str, rs: Records, ok: Records, rand: Pairs) -> dict[str, Any]:
@@ -219,6 +232,28 @@ def _report_honesty(pr: Callable[[str], None], summary: dict[str, Any], w: int) 
            f"{_fmt(100 * s['external_coverage_median'], '.0f') + '%':>15}")
 
 
+def _report_space(pr: Callable[[str], None], summary: dict[str, Any], w: int,
+                  generated: bool) -> None:
+    """[space]: reach & keep, final and honesty judged on every assignment not run."""
+    designs = [d for d in summary if d != GBR]
+    pr("\n[space] judged on every assignment the campaign did not run (mean T of its "
+       "repeats), not on the external test set only")
+    pr(f"{'design':<{w}}" + (f"{'reach&keep':>12}{'runs':>7}{'x random':>10}"
+                             if generated else "") + f"{'final MAPE':>12}{'ext/int med':>13}"
+       f"{'> 2':>7}{'n':>5}")
+    base = summary.get(RANDOM, {}).get("space_reach_runs_median", math.nan)
+    for d in designs:
+        s = summary[d]
+        ratio = (s["space_reach_runs_median"] / base
+                 if math.isfinite(base) and base > 0 and d != RANDOM else None)
+        reach = (f"{_fmt(100 * s['space_reached_within_share'], '.0f') + '%':>12}"
+                 f"{_fmt(s['space_reach_runs_median']):>7}{_fmt(ratio, '.2f'):>10}"
+                 if generated else "")
+        pr(f"{d:<{w}}{reach}{_fmt(s['space_final_median']):>12}"
+           f"{_fmt(s['space_honesty_median'], '.2f'):>13}"
+           f"{_fmt(100 * s['space_honesty_over_2'], '.0f') + '%':>7}{s['space_honesty_n']:>5}")
+
+
 def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequence[int],
            wall: float, records: Records) -> str:
     w = max([len(d) for d in summary] + [18]) + 2
@@ -231,6 +266,7 @@ def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequen
     else:
         _report_marks(pr, summary, w, records)
     _report_honesty(pr, summary, w)
+    _report_space(pr, summary, w, generated)
     pr("\n[time] wall per campaign (in a worker)")
     for d in summary:
         s = summary[d]

@@ -10,7 +10,8 @@ is ~0 (occupancies such as o_d can be 0): then by mean |y|, or 1 if all y are 0.
 over identity/reciprocal/log of each active attribute with >= 2 observed levels, hinges
 ``max(0, z-k)`` and ``max(0, k-z)`` at each interior observed level k, and identifiable
 pairwise products of smooth transforms once both attributes are in; a term must cut the
-closed-form LOO MAPE by ``max(min_improvement, ln(m)/n)``. The same search on ``log y``
+closed-form LOO MAPE by ``max(min_improvement, ln(m)/n)`` (with ``lookahead``, a main effect
+and an interaction it unlocks may join as a pair). The same search on ``log y``
 wins only if its LOO MAPE is lower by ``min_improvement``. The final OLS fit (statsmodels)
 gives params, ``cov_params`` and the residual variance. The stored ``loo_mape`` is the LOO of
 the chosen design: the selection itself is not cross-validated, so it is optimistic.
@@ -176,7 +177,8 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         else:
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
                                smooth, data.columns, cache, matrix,
-                               preferred if opts.physical_ties else None, ratio_pairs)
+                               preferred if opts.physical_ties else None, ratio_pairs,
+                               opts.lookahead)
         err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)

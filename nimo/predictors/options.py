@@ -70,6 +70,9 @@ class PredictorOptions:
     # with ``sticky``: an occupancy's kept and new forms are compared by the error they make
     # in T (as ``share_errors`` judges, but only for this choice; the selection is unchanged)
     sticky_share: bool = False
+    # auto mode: when no single term cuts the error enough, a main effect together with an
+    # interaction it unlocks may join as a pair (a cliff that moves with another attribute)
+    lookahead: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -94,6 +97,8 @@ class PredictorOptions:
             raise ConfigError("predictors.final_fit must be 'statsmodels' or 'numpy'")
         if self.sticky_share and not self.sticky:
             raise ConfigError("predictors.sticky_share needs predictors.sticky above 0")
+        if self.lookahead and not self.interactions:
+            raise ConfigError("predictors.lookahead needs predictors.interactions: true")
         if self.gp_min_share and not self.gp:
             raise ConfigError("predictors.gp_min_share needs predictors.gp: true")
         for key in ("residual", "gp"):
@@ -133,7 +138,7 @@ class PredictorOptions:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
-                    "sticky_share"):
+                    "sticky_share", "lookahead"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -143,7 +148,7 @@ class PredictorOptions:
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
         for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors",
-                    "sticky_share"):
+                    "sticky_share", "lookahead"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")
