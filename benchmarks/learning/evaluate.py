@@ -72,10 +72,9 @@ from benchmarks.learning.metrics import (  # noqa: E402  (re-exported for tests)
 from benchmarks.learning.report import _fmt, report, summarize  # noqa: E402
 from benchmarks.learning.space import (  # noqa: E402
     SpaceError,
-    case_points,
     observing,
     space_scores,
-    train_rows,
+    whole_space,
 )
 from benchmarks.learning.suites import GENERATED, SUITES, Case, load_suite  # noqa: E402
 
@@ -174,8 +173,8 @@ def run_campaign(job: Job) -> dict[str, Any]:
         out = tmp / "run.json"
         argv = replay_argv(job, train, out)
         err = io.StringIO()
-        space = SpaceError(*case_points([*train_rows(train, job.case.categorical),
-                                         *judge_rows], job.case.attributes),
+        ds = load_case(train, job)
+        space = SpaceError(*whole_space(ds, judge_rows, job.case.attributes),
                            job.case.attributes)
         with observing(space), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
@@ -190,7 +189,7 @@ def run_campaign(job: Job) -> dict[str, Any]:
             rec.update(exit=code, error=err.getvalue().strip()[-500:])
             return rec
         doc = json.loads(out.read_text())
-        external = external_cases(train, job)
+        external = external_cases(ds, job)
     rec["exit"] = 0
     rec.update(score(doc, job, judge_rows, external))
     rec.update(space_scores(space, rec))
@@ -198,12 +197,19 @@ def run_campaign(job: Job) -> dict[str, Any]:
     return rec
 
 
-def external_cases(train: Path, job: Job) -> list[tuple[dict[str, float], float]]:
-    """The replay's external test set of ``job`` as (assignment, mean T) pairs."""
-    from workbench.replay import external_test_set, load_dataset
+def load_case(train: Path, job: Job) -> Any:
+    """The training CSV of ``job`` as replay loads it (its categorical codes)."""
+    from workbench.replay import load_dataset
 
-    ds = load_dataset(train, list(job.case.attributes), "T",
-                      categorical=job.case.categorical)
+    return load_dataset(train, list(job.case.attributes), "T",
+                        categorical=job.case.categorical)
+
+
+def external_cases(ds: Any, job: Job) -> list[tuple[dict[str, float], float]]:
+    """The replay's external test set of ``job`` (on its loaded training data ``ds``) as
+    (assignment, mean T) pairs."""
+    from workbench.replay import external_test_set
+
     return [(ds.space.as_dict(a), ds.mean_T(a))
             for a in external_test_set(ds, job.external, job.seed)]
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.learning.metrics import TARGET_PCT, honesty_ratio, reach_and_keep, reached_within
 from nimo.campaign import Observer
 from nimo.metrics import mape_pct
 
@@ -78,24 +78,20 @@ def observing(observer: Observer) -> Iterator[None]:
         campaigns.execute = execute
 
 
-def train_rows(train: Path, categorical: Sequence[str]) -> list[dict[str, str]]:
-    """The training CSV's rows with each categorical value as the code replay gives it."""
-    from benchmarks.learning.evaluate import read_case, recode
-
-    _, rows = read_case(train, ())
-    return recode(rows, rows, categorical)
+def whole_space(ds: Any, judge_rows: Sequence[dict[str, str]], attributes: Sequence[str]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(assignments, mean T) of the training data as replay loaded it (``ds``) and of the
+    judge rows (coded as replay codes them)."""
+    X, T = case_points(judge_rows, attributes)
+    if not ds.assignments:
+        return X, T
+    return (np.vstack([np.array(ds.assignments, dtype=float), X]),
+            np.concatenate([[ds.mean_T(a) for a in ds.assignments], T]))
 
 
 def space_scores(space: SpaceError, rec: dict[str, Any]) -> dict[str, Any]:
     """The campaign record's reach & keep, final error and honesty judged on the whole
     space (``space_*``), beside the ones judged on the external test set."""
-    from benchmarks.learning.metrics import (
-        TARGET_PCT,
-        honesty_ratio,
-        reach_and_keep,
-        reached_within,
-    )
-
     trace = rec.get("trace") or []
     if len(trace) != len(space.values):
         return {}

@@ -35,6 +35,15 @@ def _additive_basis(za: np.ndarray, zb: np.ndarray) -> tuple[np.ndarray, np.ndar
     return cells, U
 
 
+def main_attributes(terms: Sequence[Term]) -> list[str]:
+    """The attributes with a main effect in ``terms``, in the order they joined."""
+    attrs: list[str] = []
+    for t in terms:
+        if not t.is_interaction and not t.is_ratio and t.attrs[0] not in attrs:
+            attrs.append(t.attrs[0])
+    return attrs
+
+
 def interaction_candidates(
     terms: Sequence[Term],
     transforms_of: Mapping[str, Sequence[str]],
@@ -46,10 +55,7 @@ def interaction_candidates(
     pair of attributes that both have a main effect in ``terms`` (hierarchy), when the product
     is not additive on the observed cells. Pairs in ``done`` are skipped (and added);
     ``cache`` keeps each pair's candidates (shareable between searches on the same X)."""
-    attrs: list[str] = []
-    for t in terms:
-        if not t.is_interaction and not t.is_ratio and t.attrs[0] not in attrs:
-            attrs.append(t.attrs[0])
+    attrs = main_attributes(terms)
     for i, a in enumerate(attrs):
         for b in attrs[i + 1:]:
             key = (a, b) if (b, a) not in cache else (b, a)

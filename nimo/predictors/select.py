@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nimo.model.features import Term
-from nimo.predictors.interactions import interaction_candidates
+from nimo.predictors.interactions import interaction_candidates, main_attributes
 from nimo.predictors.prior import physical_tiebreak
 from nimo.predictors.ratios import ratio_candidates
 
@@ -159,8 +159,8 @@ class GreedySearch:
             if errs[j] < self.err * (1.0 - need):
                 self._take(cands, offers, int(idx[j]), float(errs[j]))
                 continue
-            pair = lookahead and self._unlock(cands, offers, idx, errs, need, max_terms)
-            if not pair:
+            pair = self._unlock(cands, offers, idx, errs, need, max_terms) if lookahead else None
+            if pair is None:
                 break
             self._take(cands, offers, pair[0], pair[1])
             self._take(cands, offers, cands.index(pair[2]), pair[3])
@@ -185,7 +185,7 @@ class GreedySearch:
         room for two more terms."""
         if len(self.terms) + 2 > min(max_terms, self.r.size - 2):
             return None
-        inside = {t.attrs[0] for t in self.terms if not t.is_interaction and not t.is_ratio}
+        inside = set(main_attributes(self.terms))
         bar, found = self.err * (1.0 - need) ** 2, None
         for i, e1 in zip(idx, errs, strict=True):
             term = cands.cands[int(i)].term
