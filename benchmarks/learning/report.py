@@ -46,10 +46,7 @@ def _common(rs: Records, ok: Records) -> dict[str, Any]:
         "final_mape_median": median_inf(r.get("final_mape") for r in rs),
         "runs_median": median_inf(r.get("runs") for r in ok),
         "stop_pct_time_median": median_inf(r.get("stop_pct_time") for r in ok)}
-    hon = [float(r["honesty"]) for r in ok if r.get("honesty") is not None]
-    s["honesty_median"] = statistics.median(hon) if hon else math.nan
-    s["honesty_over_2"] = share([h > 2 for h in hon])
-    s["honesty_n"] = len(hon)
+    s.update(honesty_figures([r.get("honesty") for r in ok], "honesty"))
     inside = sum(r.get("judge_inside", 0) for r in ok)
     runs = sum(r.get("judge_runs", 0) for r in ok)
     s["coverage_pooled"] = inside / runs if runs else math.nan
@@ -68,13 +65,24 @@ def _common(rs: Records, ok: Records) -> dict[str, Any]:
     return s
 
 
+def honesty_figures(ratios: Sequence[float | None], key: str) -> dict[str, Any]:
+    """Median of the campaigns' ext/int ratios, their shares above 2 and below 1/2, and
+    their spread: the sd of log(ext/int) (a shift of the estimate moves the median, only a
+    smaller spread lets the median into 0.8-1.25 with few campaigns above 2)."""
+    hon = [float(h) for h in ratios if h is not None]
+    logs = [math.log(h) for h in hon if h > 0]
+    return {f"{key}_median": statistics.median(hon) if hon else math.nan,
+            f"{key}_over_2": share([h > 2 for h in hon]),
+            f"{key}_under_half": share([h < 0.5 for h in hon]),
+            f"{key}_sd_log": statistics.pstdev(logs) if len(logs) > 1 else math.nan,
+            f"{key}_n": len(hon)}
+
+
 def _space(rs: Records, ok: Records) -> dict[str, Any]:
     """The same figures judged on every assignment a campaign did not run
     (benchmarks/learning/space.py)."""
-    hon = [float(r["space_honesty"]) for r in ok if r.get("space_honesty") is not None]
     return {"space_final_median": median_inf(r.get("space_final") for r in rs),
-            "space_honesty_median": statistics.median(hon) if hon else math.nan,
-            "space_honesty_over_2": share([h > 2 for h in hon]), "space_honesty_n": len(hon),
+            **honesty_figures([r.get("space_honesty") for r in ok], "space_honesty"),
             "space_reached_within_share": share([bool(r.get("space_reached_within"))
                                                  for r in rs]),
             "space_reach_runs_median": median_inf(r.get("space_reach_run") for r in rs)}
@@ -212,12 +220,12 @@ def _report_honesty(pr: Callable[[str], None], summary: dict[str, Any], w: int) 
     designs = [d for d in summary if d != GBR]
     pr("\n[3] honesty at stop: external MAPE / last internal error; [4] coverage of the 90% "
        "interval on judge runs (never seen by the campaign)")
-    pr(f"{'design':<{w}}{'ext/int med':>12}{'> 2':>7}{'n':>5}{'cover pooled':>14}"
-       f"{'cover med':>11}{'NaN int':>9}{'judge MAPE':>12}{'T<=0':>6}")
+    pr(f"{'design':<{w}}{'ext/int med':>12}{'> 2':>7}{'< 1/2':>7}{'sd log':>8}{'n':>5}"
+       f"{'cover pooled':>14}{'cover med':>11}{'NaN int':>9}{'judge MAPE':>12}{'T<=0':>6}")
     for d in designs:
         s = summary[d]
-        pr(f"{d:<{w}}{_fmt(s['honesty_median'], '.2f'):>12}"
-           f"{_fmt(100 * s['honesty_over_2'], '.0f') + '%':>7}{s['honesty_n']:>5}"
+        pr(f"{d:<{w}}{_fmt(s['honesty_median'], '.2f'):>12}{_spread(s, 'honesty')}"
+           f"{s['honesty_n']:>5}"
            f"{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
            f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}{s['nan_intervals']:>9}"
            f"{_fmt(s['judge_mape_median']):>12}{s['nonpositive_predictions']:>6}")
@@ -240,7 +248,7 @@ def _report_space(pr: Callable[[str], None], summary: dict[str, Any], w: int,
        "repeats), not on the external test set only")
     pr(f"{'design':<{w}}" + (f"{'reach&keep':>12}{'runs':>7}{'x random':>10}"
                              if generated else "") + f"{'final MAPE':>12}{'ext/int med':>13}"
-       f"{'> 2':>7}{'n':>5}")
+       f"{'> 2':>7}{'< 1/2':>7}{'sd log':>8}{'n':>5}")
     base = summary.get(RANDOM, {}).get("space_reach_runs_median", math.nan)
     for d in designs:
         s = summary[d]
@@ -251,7 +259,14 @@ def _report_space(pr: Callable[[str], None], summary: dict[str, Any], w: int,
                  if generated else "")
         pr(f"{d:<{w}}{reach}{_fmt(s['space_final_median']):>12}"
            f"{_fmt(s['space_honesty_median'], '.2f'):>13}"
-           f"{_fmt(100 * s['space_honesty_over_2'], '.0f') + '%':>7}{s['space_honesty_n']:>5}")
+           f"{_spread(s, 'space_honesty')}{s['space_honesty_n']:>5}")
+
+
+def _spread(s: dict[str, Any], key: str) -> str:
+    """The columns '> 2', '< 1/2' and 'sd log' of one design's ext/int ratios."""
+    return (f"{_fmt(100 * s[f'{key}_over_2'], '.0f') + '%':>7}"
+            f"{_fmt(100 * s[f'{key}_under_half'], '.0f') + '%':>7}"
+            f"{_fmt(s[f'{key}_sd_log'], '.2f'):>8}")
 
 
 def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequence[int],
