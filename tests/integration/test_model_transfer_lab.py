@@ -128,11 +128,17 @@ def test_profile_model_from_workbench_a_scores_workbench_b(lab, tmp_path) -> Non
     assert len(on_profile["records"]) == len(b)
     assert np.isfinite(on_profile["mape_pct"])
     assert on_profile["mape_pct"] <= MAX_PROFILE_MAPE and on_profile["mape_pct"] < constant
-    # the knob model takes B's two CPUs for twice one CPU: it predicts those runs too fast
-    # (measured: 0.76, 0.60, 0.73 of the time on average). Overall it was worse than the
-    # profile model in three sessions, once by only 0.2 points: not asserted (see the report)
-    two_cpus = [rk["predicted"] / rk["T"] for rk, row in zip(on_knobs["records"], b, strict=True)
-                if float(row["cpu_share"]) == 2.0]
-    assert len(two_cpus) == 2 and np.mean(two_cpus) < 1.0
+    # the profile model sees that two CPUs give a one-thread app one CPU: its inputs for
+    # B's cpu_share 2 runs are those of the cpu_share 1 runs, and so are its predictions.
+    # The knob model is printed, not asserted: it takes two CPUs for twice one CPU, but
+    # whether it then predicts too fast depends on the sign of its fitted linear term
+    # (0.76, 0.60, 0.73 of the time on average in three sessions, 1.06 in a fourth)
+    # (within 3% plus however much their delivered CPU speeds differ)
+    by_setting = {(float(row["cpu_share"]), float(row["rate_mbit"])):
+                  (rp["predicted"], float(row["profile_cpu_speed"]))
+                  for rp, row in zip(on_profile["records"], b, strict=True)}
+    for rate in B_LEVELS["rate_mbit"]:
+        (one, speed1), (two, speed2) = (by_setting[(share, float(rate))] for share in (1.0, 2.0))
+        assert abs(two / one - 1) <= 0.03 + abs(speed2 / speed1 - 1), (rate, one, two)
     # both campaigns took their limits, mounts and probes away, on every host and data link
     assert lab_leftovers(lab) == {}
