@@ -129,11 +129,11 @@ def test_profile_model_from_workbench_a_scores_workbench_b(lab, tmp_path) -> Non
     assert np.isfinite(on_profile["mape_pct"])
     assert on_profile["mape_pct"] <= MAX_PROFILE_MAPE and on_profile["mape_pct"] < constant
     # the profile model sees that two CPUs give a one-thread app one CPU: its inputs for
-    # B's cpu_share 2 runs are those of the cpu_share 1 runs, and so are its predictions.
-    # The knob model is printed, not asserted: it takes two CPUs for twice one CPU, but
-    # whether it then predicts too fast depends on the sign of its fitted linear term
-    # (0.76, 0.60, 0.73 of the time on average in three sessions, 1.06 in a fourth)
-    # (within 3% plus however much their delivered CPU speeds differ)
+    # B's cpu_share 2 runs are those of the cpu_share 1 runs, and so are its predictions
+    # (within 3% plus however much their delivered CPU speeds differ). The knob model is
+    # printed, not asserted: it takes two CPUs for twice one CPU, but whether it then
+    # predicts too fast depends on the sign of its fitted linear term (0.76, 0.60, 0.73 of
+    # the time on average in three sessions, 1.06 in a fourth)
     by_setting = {(float(row["cpu_share"]), float(row["rate_mbit"])):
                   (rp["predicted"], float(row["profile_cpu_speed"]))
                   for rp, row in zip(on_profile["records"], b, strict=True)}

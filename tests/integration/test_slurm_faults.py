@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from workbench.lab.slurm import slurm_dir
+
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
@@ -49,7 +51,7 @@ def slurm_log_lines(lab, job_ids: list[str], limit: int = 40) -> str:
     ids = "|".join(job_ids)
     pattern = re.compile(rf"\bJobId=({ids})\b|\bjob ({ids})\b|StepId=({ids})\.")
     lines = []
-    for log in sorted((lab.dir / "slurm").glob("*.log")):
+    for log in sorted(slurm_dir(lab.dir).glob("*.log")):
         lines += [f"{log.name}: {ln}" for ln in log.read_text(errors="replace").splitlines()
                   if pattern.search(ln)]
     return "\n".join(lines[-limit:])
@@ -183,7 +185,7 @@ def test_sigterm_cancels_only_the_campaigns_own_jobs(slurm_lab, tmp_path):
     assert proc.returncode != 0 and "interrupted" in err, err
     # nimo asked slurmctld to kill its job(s) and only those, before it exited
     kills = set(re.findall(r"REQUEST_KILL_JOB JobId=(\d+)",
-                           (slurm_lab.dir / "slurm" / "slurmctld.log").read_text()))
+                           (slurm_dir(slurm_lab.dir) / "slurmctld.log").read_text()))
     assert set(ours) <= kills and foreign not in kills, (ours, foreign, kills)
     # scancel returns before slurmctld has moved a job through COMPLETING to CANCELLED; a
     # kill that reaches a node while the step is still launching is lost there and resent
