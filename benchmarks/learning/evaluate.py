@@ -73,6 +73,7 @@ from benchmarks.learning.report import _fmt, report, summarize  # noqa: E402
 from benchmarks.learning.space import (  # noqa: E402
     SpaceError,
     observing,
+    space_coverage,
     space_scores,
     whole_space,
 )
@@ -174,8 +175,8 @@ def run_campaign(job: Job) -> dict[str, Any]:
         argv = replay_argv(job, train, out)
         err = io.StringIO()
         ds = load_case(train, job)
-        space = SpaceError(*whole_space(ds, judge_rows, job.case.attributes),
-                           job.case.attributes)
+        X, T, repeats = whole_space(ds, judge_rows, job.case.attributes)
+        space = SpaceError(X, T, job.case.attributes, repeats)
         with observing(space), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
             try:
@@ -193,6 +194,7 @@ def run_campaign(job: Job) -> dict[str, Any]:
     rec["exit"] = 0
     rec.update(score(doc, job, judge_rows, external))
     rec.update(space_scores(space, rec))
+    rec.update(space_coverage(space, doc.get("model")))
     rec["wall_s"] = time.perf_counter() - t0
     return rec
 

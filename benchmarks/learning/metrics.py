@@ -13,6 +13,7 @@ LEVEL = 0.90
 GBR = "gradient-boosting"
 RANDOM = "baseline-random"
 SMALL_APP = 500  # assignments: below, 2% of the all-samples time is only a few runs
+COVERAGE_ROWS = 300  # assignments not run whose every repeat judges the delivered interval
 
 Point = tuple[int, float, float | None]  # (run, acquisition_s, external MAPE %)
 

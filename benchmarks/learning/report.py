@@ -10,6 +10,7 @@ from typing import Any
 from benchmarks.learning.metrics import (
     BUDGET_FRACTION,
     CONFIG_FRACTIONS,
+    COVERAGE_ROWS,
     GBR,
     RANDOM,
     SMALL_APP,
@@ -81,7 +82,10 @@ def honesty_figures(ratios: Sequence[float | None], key: str) -> dict[str, Any]:
 def _space(rs: Records, ok: Records) -> dict[str, Any]:
     """The same figures judged on every assignment a campaign did not run
     (benchmarks/learning/space.py)."""
+    runs = sum(r.get("space_runs", 0) for r in ok)
     return {"space_final_median": median_inf(r.get("space_final") for r in rs),
+            "space_coverage_pooled": (sum(r.get("space_inside", 0) for r in ok) / runs
+                                      if runs else math.nan),
             **honesty_figures([r.get("space_honesty") for r in ok], "space_honesty"),
             "space_reached_within_share": share([bool(r.get("space_reached_within"))
                                                  for r in rs]),
@@ -245,10 +249,11 @@ def _report_space(pr: Callable[[str], None], summary: dict[str, Any], w: int,
     """[space]: reach & keep, final and honesty judged on every assignment not run."""
     designs = [d for d in summary if d != GBR]
     pr("\n[space] judged on every assignment the campaign did not run (mean T of its "
-       "repeats), not on the external test set only")
+       "repeats), not on the external test set only; cover: the 90% interval on every "
+       f"repeat of up to {COVERAGE_ROWS} of them")
     pr(f"{'design':<{w}}" + (f"{'reach&keep':>12}{'runs':>7}{'x random':>10}"
                              if generated else "") + f"{'final MAPE':>12}{'ext/int med':>13}"
-       f"{'> 2':>7}{'< 1/2':>7}{'sd log':>8}{'n':>5}")
+       f"{'> 2':>7}{'< 1/2':>7}{'sd log':>8}{'n':>5}{'cover pooled':>14}")
     base = summary.get(RANDOM, {}).get("space_reach_runs_median", math.nan)
     for d in designs:
         s = summary[d]
@@ -259,7 +264,8 @@ def _report_space(pr: Callable[[str], None], summary: dict[str, Any], w: int,
                  if generated else "")
         pr(f"{d:<{w}}{reach}{_fmt(s['space_final_median']):>12}"
            f"{_fmt(s['space_honesty_median'], '.2f'):>13}"
-           f"{_spread(s, 'space_honesty')}{s['space_honesty_n']:>5}")
+           f"{_spread(s, 'space_honesty')}{s['space_honesty_n']:>5}"
+           f"{_fmt(100 * s.get('space_coverage_pooled', math.nan), '.1f') + '%':>14}")
 
 
 def _spread(s: dict[str, Any], key: str) -> str:

@@ -7,7 +7,9 @@ so a ratio or a threshold judged on it reads the model better than it is more of
 worse. Here every model a campaign holds is also scored on every assignment of the case it
 has not run (the mean T of each assignment's repeats), its judge set included. The planner
 never sees these figures: an observer reads each iteration's model after the planner was
-told the run.
+told the run. The delivered model's 90% interval is also judged there: on every repeat of
+up to ``COVERAGE_ROWS`` of those assignments (a seeded choice), not only on the judge set's
+runs (20 assignments on the generated applications, 2 on Bell).
 """
 
 from __future__ import annotations
@@ -18,17 +20,29 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.learning.metrics import TARGET_PCT, honesty_ratio, reach_and_keep, reached_within
+from benchmarks.learning.metrics import (
+    COVERAGE_ROWS,
+    LEVEL,
+    TARGET_PCT,
+    honesty_ratio,
+    interval_hits,
+    reach_and_keep,
+    reached_within,
+)
 from nimo.campaign import Observer
 from nimo.metrics import mape_pct
 
 
 class SpaceError(Observer):
     """MAPE of each iteration's model (``values``) and of the delivered one (``final``) over
-    the rows of ``X`` (attribute order of the campaign) whose assignment was not run yet."""
+    the rows of ``X`` (attribute order of the campaign) whose assignment was not run yet;
+    ``repeats``: each row's measured T (default: its mean T, one run)."""
 
-    def __init__(self, X: np.ndarray, T: np.ndarray, attributes: Sequence[str]) -> None:
+    def __init__(self, X: np.ndarray, T: np.ndarray, attributes: Sequence[str],
+                 repeats: Sequence[Sequence[float]] | None = None) -> None:
         self.X, self.T, self.attributes = X, T, tuple(attributes)
+        self.repeats = ([np.asarray(r, float) for r in repeats] if repeats is not None
+                        else [np.array([t], float) for t in T])
         self.ran = np.zeros(len(T), dtype=bool)
         self.index = {tuple(row): i for i, row in enumerate(X.tolist())}
         self.values: list[float | None] = []
@@ -49,15 +63,34 @@ class SpaceError(Observer):
         rest = ~self.ran
         return mape_pct(self.T[rest], model.predict_many(self.X[rest]))
 
+    def interval_hits(self, model: Any) -> tuple[int, int]:
+        """(inside, runs): every repeat of up to ``COVERAGE_ROWS`` rows not run (a seeded
+        choice) against ``model``'s 90% interval (NaN bounds count as a miss)."""
+        rest = np.flatnonzero(~self.ran)
+        if rest.size > COVERAGE_ROWS:
+            rest = np.sort(np.random.default_rng(0).choice(rest, COVERAGE_ROWS, replace=False))
+        intervals: list[tuple[float, float]] = []
+        measured: list[float] = []
+        for i in rest:
+            p = model.predict_interval(dict(zip(self.attributes, self.X[i].tolist(),
+                                                strict=True)), LEVEL)
+            intervals += [(p.lo, p.hi)] * len(self.repeats[i])
+            measured += self.repeats[i].tolist()
+        inside, total, _ = interval_hits(intervals, measured)
+        return inside, total
 
-def case_points(rows: Sequence[dict[str, str]], attributes: Sequence[str]
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct assignments, the mean T of each) of rows with numeric (coded) values."""
+
+Points = tuple[np.ndarray, np.ndarray, list[list[float]]]  # assignments, mean T, each T
+
+
+def case_points(rows: Sequence[dict[str, str]], attributes: Sequence[str]) -> Points:
+    """(distinct assignments, the mean T of each, the T of each repeat) of rows with numeric
+    (coded) values."""
     by: dict[tuple[float, ...], list[float]] = {}
     for row in rows:
         by.setdefault(tuple(float(row[a]) for a in attributes), []).append(float(row["T"]))
     X = np.array(list(by), dtype=float).reshape(len(by), len(attributes))
-    return X, np.array([np.mean(v) for v in by.values()], dtype=float)
+    return X, np.array([np.mean(v) for v in by.values()], dtype=float), list(by.values())
 
 
 @contextlib.contextmanager
@@ -79,14 +112,28 @@ def observing(observer: Observer) -> Iterator[None]:
 
 
 def whole_space(ds: Any, judge_rows: Sequence[dict[str, str]], attributes: Sequence[str]
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(assignments, mean T) of the training data as replay loaded it (``ds``) and of the
-    judge rows (coded as replay codes them)."""
-    X, T = case_points(judge_rows, attributes)
+                ) -> Points:
+    """(assignments, mean T, each repeat's T) of the training data as replay loaded it
+    (``ds``) and of the judge rows (coded as replay codes them)."""
+    X, T, repeats = case_points(judge_rows, attributes)
     if not ds.assignments:
-        return X, T
+        return X, T, repeats
     return (np.vstack([np.array(ds.assignments, dtype=float), X]),
-            np.concatenate([[ds.mean_T(a) for a in ds.assignments], T]))
+            np.concatenate([[ds.mean_T(a) for a in ds.assignments], T]),
+            [[s.T for s in ds.runs[a]] for a in ds.assignments] + repeats)
+
+
+def space_coverage(space: SpaceError, model_doc: Any) -> dict[str, Any]:
+    """The delivered model's (its exported JSON, as the judge set reads it) 90% interval
+    on the space: ``space_inside`` of ``space_runs`` repeats."""
+    from nimo.model import CostModel
+
+    try:
+        model = CostModel.from_dict(model_doc)
+    except Exception:  # noqa: BLE001 - no model, no figure (judge_scores says why)
+        return {}
+    inside, runs = space.interval_hits(model)
+    return {"space_inside": inside, "space_runs": runs}
 
 
 def space_scores(space: SpaceError, rec: dict[str, Any]) -> dict[str, Any]:

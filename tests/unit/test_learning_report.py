@@ -30,3 +30,12 @@ def test_no_ratio_gives_empty_figures_and_dashes():
     assert got["space_honesty_n"] == 0
     assert math.isnan(got["space_honesty_median"]) and math.isnan(got["space_honesty_sd_log"])
     assert _spread(got, "space_honesty").split() == ["-%", "-%", "-"]
+
+
+def test_space_coverage_pools_the_runs_of_every_campaign():
+    from benchmarks.learning.report import _space
+
+    ok = [{"space_inside": 9, "space_runs": 10}, {"space_inside": 1, "space_runs": 10},
+          {"space_honesty": 1.0}]  # a record from before the column: no runs, no weight
+    assert _space(ok, ok)["space_coverage_pooled"] == 0.5
+    assert math.isnan(_space(ok[2:], ok[2:])["space_coverage_pooled"])

@@ -47,12 +47,37 @@ def test_the_delivered_model_is_scored_at_the_end() -> None:
     assert space.final == pytest.approx(20.0)
 
 
-def test_case_points_average_the_repeats() -> None:
+def test_case_points_average_the_repeats_and_keep_each() -> None:
     rows = [{"cpu": "1", "mem": "10", "T": "90"}, {"cpu": "1", "mem": "10", "T": "110"},
             {"cpu": "2", "mem": "10", "T": "50"}]
-    Xc, Tc = case_points(rows, ATTRS)
+    Xc, Tc, repeats = case_points(rows, ATTRS)
     np.testing.assert_array_equal(Xc, [[1.0, 10.0], [2.0, 10.0]])
     np.testing.assert_array_equal(Tc, [100.0, 50.0])
+    assert repeats == [[90.0, 110.0], [50.0]]
+
+
+class Band:
+    """Intervals T x (1 -/+ width) around the mean T, NaN bounds at the row mem 20, cpu 2."""
+
+    def __init__(self, width: float) -> None:
+        self.width = width
+
+    def predict_interval(self, a: dict[str, float], level: float) -> SimpleNamespace:
+        assert level == pytest.approx(0.90)
+        t = T[np.flatnonzero((X == [a["cpu"], a["mem"]]).all(axis=1))[0]]
+        if a == {"cpu": 2.0, "mem": 20.0}:
+            return SimpleNamespace(lo=float("nan"), hi=float("nan"))
+        return SimpleNamespace(lo=t * (1 - self.width), hi=t * (1 + self.width))
+
+
+def test_interval_hits_count_every_repeat_of_the_rows_not_run() -> None:
+    repeats = [[90.0, 110.0, 130.0], [50.0], [80.0, 84.0], [40.0]]
+    space = SpaceError(X, T, ATTRS, repeats)
+    space.iteration(told(2.0, 10.0), None, None)  # run: its repeat no longer counts
+    # 15% band: 90 and 110 inside 85..115, 130 out; 80 and 84 inside; NaN row a miss
+    assert space.interval_hits(Band(0.15)) == (4, 6)
+    assert space.interval_hits(Band(0.5)) == (5, 6)
+    assert SpaceError(X, T, ATTRS).interval_hits(Band(0.01)) == (3, 4)  # the means only
 
 
 def test_scores_reach_and_keep_and_honesty_on_the_space() -> None:
@@ -87,3 +112,9 @@ def test_observing_adds_the_observer_and_restores_execute() -> None:
         assert campaigns.execute is fake
     finally:
         campaigns.execute = before
+
+
+def test_space_coverage_gives_no_figure_without_a_model() -> None:
+    from benchmarks.learning.space import space_coverage
+
+    assert space_coverage(SpaceError(X, T, ATTRS), None) == {}
