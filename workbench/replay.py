@@ -57,16 +57,30 @@ __all__ = [
 ]
 
 
-def external_test_set(dataset: ReplayDataset, count: int, seed: int) -> list[Assignment]:
-    """``count`` random distinct assignments withheld from the planner (Section 4.1)."""
+EXTERNAL_TEST = 30  # the paper's external test set (Section 4.1)
+EXTERNAL_SHARE = 5  # ... or a fifth of the distinct assignments, when that is fewer
+
+
+def default_external_count(assignments: int) -> int:
+    """The external test set's size when none is asked for: 30, or a fifth of the distinct
+    assignments when that is fewer (30 of 48 would leave the planner 18)."""
+    return min(EXTERNAL_TEST, assignments // EXTERNAL_SHARE)
+
+
+def external_test_set(dataset: ReplayDataset, count: int | None, seed: int
+                      ) -> list[Assignment]:
+    """``count`` (None: :func:`default_external_count`) random distinct assignments
+    withheld from the planner (Section 4.1)."""
     n = len(dataset.runs)
+    if count is None:
+        count = default_external_count(n)
     if count < 0:
         raise ConfigError(f"--external-test must be >= 0 (got {count})")
     if count >= n:
         raise ConfigError(
             f"{dataset.path}: {count} external test assignments asked for but the data has only "
-            f"{n} distinct assignments", hint=f"use at most {max(n - 1, 0)}"
-        )
+            f"{n} distinct assignments",
+            hint=f"use --external-test N with N at most {max(n - 1, 0)}")
     rng = np.random.default_rng([seed, 7919])
     picks = rng.choice(n, size=count, replace=False)
     return [dataset.assignments[int(i)] for i in sorted(picks)]
@@ -112,8 +126,9 @@ class ReplayOptions:
     where: tuple[tuple[str, str], ...] = option(
         (), "--where", "keep only rows with COL equal to VALUE (repeatable)",
         metavar="COL=VALUE", parse=_where, repeat=True)
-    external_test: int = option(
-        30, "--external-test", "assignments withheld for reporting accuracy (default 30)",
+    external_test: int | None = option(
+        None, "--external-test", f"assignments withheld for reporting accuracy (default "
+        f"{EXTERNAL_TEST}, or a fifth of the distinct assignments when that is fewer)",
         metavar="N", parse=int)
     seed: int = option(0, "--seed", parse=int)
     load: tuple[str, ...] = option(
@@ -148,7 +163,7 @@ class ReplayOptions:
         set_("path", str(self.path))
         set_("attributes", _attribute_list(self.attributes))
         set_("where", tuple((str(c), str(v)) for c, v in self.where))
-        set_("external_test", int(self.external_test))
+        set_("external_test", None if self.external_test is None else int(self.external_test))
         set_("seed", int(self.seed))
         set_("load", _attribute_list(self.load, "--load") or ())
         set_("categorical", _attribute_list(self.categorical, "--categorical") or ())

@@ -149,7 +149,10 @@ class FittedPredictor:
         return A, A @ self.params
 
     def _back(self, eta: np.ndarray) -> np.ndarray:
-        return self.y_scale * (np.exp(eta) if self.response == "log" else eta)
+        if self.response != "log":
+            return self.y_scale * eta
+        with np.errstate(over="ignore"):  # inf far out of range; the bounds hold it
+            return self.y_scale * np.exp(eta)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted target for each row of X (columns = ``attribute_names``)."""
@@ -162,7 +165,8 @@ class FittedPredictor:
         A, eta = self._eta(X)
         v = np.einsum("ij,jk,ik->i", A, self.cov, A) + self.resid_var
         if self.response == "log":
-            return v * self._back(eta) ** 2
+            with np.errstate(over="ignore"):
+                return v * self._back(eta) ** 2
         return v * self.y_scale**2
 
     # -- leave-one-out ---------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_replay_options_are_the_stored_spec() -> None:
     options = ReplayOptions(str(DATA), attributes="cpu_mhz, mem_mb", where=[["a", "1"]])
     spec = options.to_spec()
     assert spec == {"path": str(DATA), "attributes": ["cpu_mhz", "mem_mb"], "time_column": "T",
-                    "where": [["a", "1"]], "external_test": 30, "seed": 0, "load": [],
+                    "where": [["a", "1"]], "external_test": None, "seed": 0, "load": [],
                     "calibration_split": 0, "max_levels": 50, "max_assignments": 50000}
     assert ReplayOptions.from_spec(spec) == options
     with pytest.raises(ConfigError, match="--attributes: empty list"):

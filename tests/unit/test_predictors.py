@@ -220,3 +220,20 @@ def test_interaction_candidates_only_where_identifiable() -> None:
         got = list(interaction_candidates(terms, smooth, cols, {}, done))
         assert len(got) == expected
         assert list(interaction_candidates(terms, smooth, cols, {}, done)) == []  # pair done
+
+
+def test_a_log_response_far_out_of_range_predicts_inf_without_a_warning() -> None:
+    """exp overflows far outside the data: inf (the model's bounds hold it), and no numpy
+    RuntimeWarning reaches the user's terminal."""
+    import dataclasses
+    import warnings
+
+    X = oat("cpu")
+    p = fit("o_a", X, np.exp(0.01 * X[:, 0]), ["cpu"])
+    huge = dataclasses.replace(p, response="log", params=np.full_like(p.params, 800.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = huge.predict(np.array([[1396.0, 512.0, 6.0]]))
+        var = huge.predict_var(np.array([[1396.0, 512.0, 6.0]]))
+    assert np.isinf(out[0]) and out[0] > 0
+    assert not np.isfinite(var[0])

@@ -93,7 +93,7 @@ def test_bad_csv_inputs_give_one_line_and_exit_2(tmp_path):
     assert_user_error(nimo("replay", ragged), "ragged.csv:3")
     assert_user_error(nimo("replay", str(DATA), "--attributes", "gpu"), "attribute 'gpu'")
     assert_user_error(nimo("replay", str(DATA), "--external-test", "5000"),
-                      "external test", "at most")
+                      "external test", "--external-test N with N at most")
     assert_user_error(nimo("replay", str(tmp_path / "missing.csv")), "cannot read")
 
 
@@ -143,3 +143,18 @@ def test_scout_replay_learns_time_directly(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["model"]["kind"] == "direct"
     assert doc["final"]["external_mape_pct"] is not None
+
+
+def test_small_data_withholds_a_fifth_by_default_and_says_how_many(tmp_path):
+    """30 external assignments of 48 would leave the planner 18: a fifth (9) is withheld."""
+    bandwidths = (10, 20, 50, 100, 200, 500, 1000, 2000)
+    rows = ["cpu,bw,T"] + [f"{c},{b},{100 / c + 1000 / b:.3f}"
+                           for c in (1, 2, 4, 8, 16, 32) for b in bandwidths]
+    small = write(tmp_path, "small.csv", "\n".join(rows) + "\n")
+    out = tmp_path / "run.json"
+    proc = nimo("replay", small, "--seed", "1", "--quiet", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "on 9 assignments" in proc.stdout
+    assert "Warning" not in proc.stderr
+    asked = nimo("replay", small, "--seed", "1", "--quiet", "--external-test", "30")
+    assert asked.returncode == 0 and "on 30 assignments" in asked.stdout

@@ -205,3 +205,13 @@ def test_external_test_set_is_the_same_for_the_streamed_dataset() -> None:
     rng = np.random.default_rng([5, 7919])
     expected = [list(ref)[int(i)] for i in sorted(rng.choice(len(ref), size=20, replace=False))]
     assert picks == expected and all(math.isfinite(ds.mean_T(a)) for a in picks)
+
+
+def test_default_external_count_is_30_or_a_fifth_of_the_assignments():
+    from workbench.replay import default_external_count
+
+    assert default_external_count(1500) == 30
+    assert default_external_count(150) == 30
+    assert default_external_count(149) == 29
+    assert default_external_count(48) == 9
+    assert default_external_count(4) == 0  # nothing withheld: no external figure
