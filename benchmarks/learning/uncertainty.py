@@ -21,13 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.learning.metrics import CONFIG_FRACTIONS, GBR
+from benchmarks.learning.metrics import CONFIG_FRACTIONS, GBR, LEVEL
 from benchmarks.learning.report import summarize
 from benchmarks.learning.suites import GENERATED
 
 Records = Sequence[dict[str, Any]]
 Figure = Callable[[dict[str, Any]], float | None]
-LEVEL = 0.90
 DRAWS = 1000
 
 # (label, how to read it from one design's summary, scale for printing)
@@ -53,16 +52,23 @@ REAL_FIGURES: tuple[tuple[str, Figure, float], ...] = (
 )
 
 
-def resample(records: Records, rng: np.random.Generator) -> list[dict[str, Any]]:
-    """The records of a draw of as many applications, with replacement; a drawn
-    application's copies get distinct names so that pairing by (case, seed) still holds."""
-    cases = sorted({r["case"] for r in records})
-    by_case: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        by_case.setdefault(r["case"], []).append(r)
+def by_case(records: Records) -> dict[str, list[dict[str, Any]]]:
+    """The records of each application (case), cases in sorted order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(records, key=lambda r: r["case"]):
+        out.setdefault(r["case"], []).append(r)
+    return out
+
+
+def resample(groups: dict[str, list[dict[str, Any]]], rng: np.random.Generator
+             ) -> list[dict[str, Any]]:
+    """The records (grouped by :func:`by_case`) of a draw of as many applications, with
+    replacement; a drawn application's copies get distinct names so that pairing by
+    (case, seed) still holds."""
+    cases = list(groups)
     drawn = rng.choice(len(cases), size=len(cases), replace=True)
     return [{**r, "case": f"{cases[i]}#{k}"} for k, i in enumerate(drawn)
-            for r in by_case[cases[i]]]
+            for r in groups[cases[i]]]
 
 
 def _value(figure: Figure, summary: dict[str, Any], design: str) -> float:
@@ -88,8 +94,8 @@ def bootstrap(records: Records, generated: bool, against: str | None,
     figures = GENERATED_FIGURES if generated else REAL_FIGURES
     base = summarize(records, generated)
     designs = [d for d in base if d != GBR]
-    rng = np.random.default_rng(seed)
-    samples = [summarize(resample(records, rng), generated) for _ in range(draws)]
+    rng, groups = np.random.default_rng(seed), by_case(records)
+    samples = [summarize(resample(groups, rng), generated) for _ in range(draws)]
     out: dict[str, dict[str, Any]] = {}
     for design in designs:
         rows: dict[str, Any] = {}

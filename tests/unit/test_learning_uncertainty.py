@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.learning.uncertainty import bootstrap, interval, main, resample
+from benchmarks.learning.uncertainty import bootstrap, by_case, interval, main, resample
 
 
 def _rec(design: str, case: str, seed: int, mape10: float, honesty: float) -> dict:
@@ -31,7 +31,7 @@ def _records(shift: float) -> list[dict]:
 
 def test_resample_draws_whole_applications_with_distinct_names():
     records = _records(0.0)
-    drawn = resample(records, np.random.default_rng(0))
+    drawn = resample(by_case(records), np.random.default_rng(0))
     assert len(drawn) == len(records)  # as many applications, each with all its campaigns
     names = {r["case"] for r in drawn}
     assert len(names) == 10  # a case drawn twice gets two names
