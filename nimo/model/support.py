@@ -109,18 +109,40 @@ def seeded_rows(n: int, limit: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).choice(n, limit, replace=False)
 
 
-def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray) -> np.ndarray:
+def rank_scaled(levels: Sequence[Sequence[float]], X: np.ndarray,
+                by_ratio: bool = False) -> np.ndarray:
     """Each column as its position among that attribute's levels, in [0, 1] on the grid
-    and beyond it (linearly, in units of the grid's span) off it."""
+    and beyond it, in units of the grid's span, linearly off it (``by_ratio``: the larger
+    of that and the distance by ratio, :func:`beyond_grid`)."""
     X = np.atleast_2d(np.asarray(X, float))
     out = np.empty_like(X)
     for j, lv in enumerate(levels):
         grid = np.asarray(sorted(lv), float) if len(lv) else np.asarray([0.0])
         x = X[:, j]
         inside = np.interp(x, grid, np.arange(grid.size) / max(grid.size - 1, 1))
-        span = float(grid[-1] - grid[0]) or 1.0  # off the grid: linear in the grid's span
-        out[:, j] = inside + np.maximum(x - grid[-1], 0) / span - np.maximum(grid[0] - x, 0) / span
+        out[:, j] = inside + beyond_grid(x, grid, by_ratio)
     return out
+
+
+def beyond_grid(x: np.ndarray, grid: np.ndarray, by_ratio: bool = False) -> np.ndarray:
+    """How far each value lies above (> 0) or below (< 0) the sorted ``grid``, in units of
+    its span: linearly, or (``by_ratio``) the larger of that and, where the grid and the
+    value are positive, the logarithmic distance. A resource acts by ratios (a + b /
+    capacity): half the smallest measured node count is as far off as twice the largest,
+    not the twelfth of the span that a linear distance makes it."""
+    above = np.maximum(x - grid[-1], 0.0)
+    below = np.maximum(grid[0] - x, 0.0)
+    span = float(grid[-1] - grid[0]) or 1.0
+    linear_above, linear_below = above / span, below / span
+    if not by_ratio or grid[0] <= 0 or grid[-1] <= grid[0]:
+        return linear_above - linear_below
+    log_span = float(np.log(grid[-1] / grid[0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio_above = np.where(above > 0, np.log(np.maximum(x, grid[-1]) / grid[-1]), 0.0)
+        ratio_below = np.where((below > 0) & (x > 0), np.log(grid[0] / np.maximum(x, 1e-300)),
+                               0.0)
+    return (np.maximum(linear_above, ratio_above / log_span)
+            - np.maximum(linear_below, ratio_below / log_span))
 
 
 class Support:
@@ -129,12 +151,14 @@ class Support:
     def __init__(self, levels: Sequence[Sequence[float]], rows: ArrayLike) -> None:
         self.levels = [list(map(float, lv)) for lv in levels]
         self.rows = np.atleast_2d(np.asarray(rows, float))
-        self.scaled = rank_scaled(self.levels, self.rows)
+        self.scaled = rank_scaled(self.levels, self.rows, by_ratio=True)
         self.spacing = _median_nn(self.scaled)
 
     def distance(self, X: np.ndarray) -> np.ndarray:
-        """Rank-scaled distance of each row of X to the nearest training assignment."""
-        Z = rank_scaled(self.levels, X)
+        """Rank-scaled distance of each row of X to the nearest training assignment (off
+        the levels, by ratio where that is farther: an extrapolation to half the smallest
+        measured capacity is flagged ``far``)."""
+        Z = rank_scaled(self.levels, X, by_ratio=True)
         d = np.full(Z.shape[0], np.inf)
         for row in self.scaled:
             d = np.minimum(d, np.sqrt(((Z - row) ** 2).sum(axis=1)))

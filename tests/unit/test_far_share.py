@@ -8,8 +8,10 @@ import itertools
 import json
 from types import SimpleNamespace
 
+import numpy as np
+
 from nimo.campaign.metrics import far_from_runs
-from nimo.model.support import far_share
+from nimo.model.support import Support, far_share, rank_scaled
 from workbench.cli import main
 from workbench.exitstatus import FAR_WARN_SHARE, model_warnings
 
@@ -26,6 +28,34 @@ def test_runs_in_one_corner_leave_most_of_the_space_far() -> None:
     spread_share = far_share(LEVELS, spread, GRID)
     assert spread_share is not None and spread_share < share
     assert far_share(LEVELS, [(5, 5)], GRID) is None  # no spacing from one run
+
+
+NODES = [8.0, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60]  # a scale-out job's levels
+
+
+def test_half_the_smallest_measured_capacity_is_as_far_off_as_twice_the_largest() -> None:
+    """Off the levels the distance is by ratio where that is farther than the linear one:
+    4 nodes (8 the smallest level) is a twelfth of the span away linearly but a third of it
+    by ratio, as far as 120 is above 60; nothing on the levels moves."""
+    support = Support([NODES], [[n] for n in NODES if n != 60][::2])
+    below, above = support.distance(np.array([[4.0], [120.0]]))
+    assert below > 0.3 and np.isclose(below, np.log(2) / np.log(60 / 8))  # 8 -> 4: halved
+    assert above > below  # linearly 120 is a whole span above 60: the larger distance holds
+    on_grid = np.array([[n] for n in NODES])
+    assert np.array_equal(rank_scaled([NODES], on_grid, by_ratio=True),
+                          rank_scaled([NODES], on_grid))
+    factor, far = support.widening(np.array([[4.0], [2.0], [8.0], [30.0]]))
+    assert far.tolist() == [True, True, False, False]
+    assert factor[1] > factor[0] > 2.0 and factor[2] == 1.0
+
+
+def test_a_non_positive_grid_or_value_is_measured_linearly_off_the_levels() -> None:
+    latency = [[0.0, 5.0, 10.0]]  # a level at 0: no ratio
+    assert rank_scaled(latency, np.array([[15.0]]), by_ratio=True)[0, 0] == 1.5
+    share = [[0.1, 0.5, 1.0]]
+    off = rank_scaled(share, np.array([[0.0], [-0.8], [0.05]]), by_ratio=True)[:, 0]
+    assert off[0] == -0.1 / 0.9 and off[1] == -0.9 / 0.9  # x <= 0: linear only
+    assert off[2] == -np.log(2) / np.log(10)  # 0.05: half the smallest share, by ratio
 
 
 def test_the_share_is_estimated_on_a_seeded_subset_of_many_candidates() -> None:
