@@ -35,6 +35,7 @@ from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
 from nimo.store import open_store
 from nimo.store.urls import refuse_in_memory
+from workbench.exitstatus import interrupt_reason
 from workbench.ownership import Busy, Presence
 
 log = logging.getLogger("nimo.serve")
@@ -220,7 +221,7 @@ class Service:
             self._failed(name, e)
         except KeyboardInterrupt as e:  # the service is stopping: the next one resumes it
             self.store.set_status(name, CampaignStatus.QUEUED,
-                                  stopped_because=f"service stopped ({e})")
+                                  stopped_because=f"service stopped ({interrupt_reason(e)})")
             log.info("%s interrupted and queued again: the service is stopping", name)
         finally:
             with self._lock:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nimo.campaign.metrics import External, interval_coverage, mape_pct
-from nimo.errors import NimoError
+from nimo.errors import NimoError, PlanExhausted
 from nimo.planner.base import Planner
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.runner import Runner
@@ -129,7 +129,14 @@ class Campaign:
         ``max_failed_in_row`` failed runs in a row (the workbench is broken, not the plan)."""
         if self.stopped_because is not None:
             return False
-        batch = self.planner.ask()
+        try:
+            batch = self.planner.ask()
+        except PlanExhausted as e:  # every candidate ran or failed: the plan is over
+            if not self.failed_streak:
+                raise
+            self.stopped_because = (f"{len(self.failed_streak)} failed runs in a row and "
+                                    f"{e} (last: {self.records[-1].reason})")
+            return False
         if not batch:
             return False
         self._notify("asked", batch)

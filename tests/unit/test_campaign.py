@@ -167,3 +167,33 @@ def test_progress_lines_stay_aligned_and_show_runs_in_flight_on_a_terminal():
     plain = io.StringIO()  # not a terminal: no transient lines
     ProgressTable(plain).asked([RunRequest(4, {"bandwidth_mbit": 20.0}, "train", "f_n")])
     assert plain.getvalue() == ""
+
+
+def test_a_campaign_whose_every_run_fails_on_a_small_space_fails_and_resumes(tmp_path) -> None:
+    """Nine assignments, every run refused: the candidates run out before ten failures in
+    a row. The campaign fails (not a user error, not an interruption), its failed runs are
+    open again, and once the hosts work a resume runs them."""
+    from campaign_fakes import FormulaRunner
+
+    import nimo.campaign.lifecycle as lifecycle
+    import workbench.campaigns as campaigns
+    from nimo.space import Attribute, ResourceSpace
+    from workbench.designs import load_design
+    from workbench.exitstatus import Exit, verdict
+
+    space = ResourceSpace((Attribute("cpu", (0.25, 0.5, 1.0)), Attribute("lat", (0.0, 5.0, 10.0))))
+    broken = FormulaRunner(space, lambda a: "mkdir refused on compute1")
+    url = f"sqlite:///{tmp_path}/f.db"
+    design = load_design("recommended").to_dict()
+    with open_store(url) as store:
+        info = store.create_campaign("f", "replay", design=design, seed=1, spec={})
+        result = lifecycle.execute(store, info, broken)
+        assert result.stopped_because.startswith("9 failed runs in a row and no candidate")
+        assert result.stopped_because.endswith("(last: mkdir refused on compute1)")
+        assert verdict(result.to_dict()).status is Exit.FAILED
+        assert store.campaign("f").status == "failed"
+        assert store.outcomes("f") == {}  # every failed run is open again
+    fixed = FormulaRunner(space, lambda a: Sample(dict(a), T=1.0 / a["cpu"] + a["lat"]))
+    again = campaigns.resume("f", store_url=url, progress=False,
+                             runner_factory=lambda info: fixed)
+    assert any(r.status == "done" for r in again.iterations)

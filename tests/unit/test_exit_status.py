@@ -257,3 +257,20 @@ def test_the_models_own_record_of_its_fitted_values_comes_first() -> None:
     for garbled in ("1..3", [1.0, "x"], [], None, [float("nan"), 3.0]):
         model = {"attributes": attributes, "training": {"measured_range": {"a": garbled}}}
         assert model_warnings(model, its) == plain
+
+
+def test_an_interruption_names_ctrl_c_or_the_signal_never_empty_brackets(monkeypatch, capsys):
+    from workbench.exitstatus import Terminated, interrupt_reason
+
+    assert interrupt_reason(KeyboardInterrupt()) == "Ctrl-C"
+    assert interrupt_reason(Terminated(15)) == "signal 15"
+
+    import workbench.cli as cli
+    import workbench.cli.datasets as datasets
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(datasets, "cmd_list", interrupted)
+    assert cli.main(["datasets"]) == 130
+    assert capsys.readouterr().err.strip() == "nimo datasets: interrupted (Ctrl-C)"

@@ -93,3 +93,33 @@ def test_map_hosts_collects_values_and_exceptions():
     with pytest.raises(HostGroupError) as ei:
         map_hosts([Fake("a"), Fake("bad")], fn, raise_on_error=True)
     assert list(ei.value.failures) == ["bad"] and "1 of 2 hosts failed" in str(ei.value)
+
+
+def test_a_host_that_never_sends_its_banner_is_unreachable_in_one_line(tmp_path, capfd):
+    """A port that accepts TCP and stays silent (a hung sshd, a firewall's tarpit): the
+    connect fails as transient (unreachable, retried), not as a refused key, and paramiko's
+    transport thread prints no traceback."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: [accepted.append(listener.accept()[0]) for _ in range(8)],
+                     daemon=True).start()
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    conn = Connection("127.0.0.1", name="hung", port=listener.getsockname()[1],
+                      known_hosts=known, connect_timeout=0.5, retries=1, backoff_s=0.0)
+    try:
+        with pytest.raises(HostError) as err:
+            conn.open()
+    finally:
+        listener.close()
+        for s in accepted:
+            s.close()
+    assert str(err.value).startswith("hung: unreachable at 127.0.0.1:")
+    assert "\n" not in str(err.value) and "authenticate" not in str(err.value)
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err and "Exception (client)" not in captured.err

@@ -94,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nimo {args.command}: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: 130; SIGTERM/SIGHUP (exitstatus.Terminated): 128+N
-        print(f"nimo {args.command}: interrupted ({e or 'Ctrl-C'})", file=sys.stderr)
+        from workbench.exitstatus import interrupt_reason
+
+        print(f"nimo {args.command}: interrupted ({interrupt_reason(e)})", file=sys.stderr)
         return 128 + int(getattr(e, "signum", 2))
     except BrokenPipeError:
         _silence_stdout()

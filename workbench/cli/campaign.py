@@ -143,6 +143,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     from workbench.executor.stops import FailureBudgetExceeded
     from workbench.exitstatus import (
         Exit,
+        interrupt_reason,
         interrupted_status,
         signals_interrupt,
         stacks_on_sigusr1,
@@ -159,7 +160,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
         return int(Exit.BUSY)
     except KeyboardInterrupt as e:
         again = f"; continue with `nimo campaign resume {name}`" if name else ""
-        print(f"nimo: campaign {name or ''} interrupted ({e or 'Ctrl-C'}){again}",
+        print(f"nimo: campaign {name or ''} interrupted ({interrupt_reason(e)}){again}",
               file=sys.stderr)
         return interrupted_status(e)
     except FailureBudgetExceeded as e:

@@ -43,7 +43,12 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from workbench.exitstatus import interrupted_status, signals_interrupt, stacks_on_sigusr1
+    from workbench.exitstatus import (
+        interrupt_reason,
+        interrupted_status,
+        signals_interrupt,
+        stacks_on_sigusr1,
+    )
     from workbench.service import Service, serve_forever
 
     stacks_on_sigusr1()
@@ -60,8 +65,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         with signals_interrupt():  # SIGTERM/SIGHUP stop it as Ctrl-C does
             serve_forever(service, until_idle=args.until_idle)
     except KeyboardInterrupt as e:
-        logging.getLogger("nimo.serve").info("stopped (%s)", e or "Ctrl-C")
-        print(f"nimo serve: stopped ({e or 'Ctrl-C'}); running campaigns were torn down "
+        logging.getLogger("nimo.serve").info("stopped (%s)", interrupt_reason(e))
+        print(f"nimo serve: stopped ({interrupt_reason(e)}); running campaigns were torn down "
               "and queued again", file=sys.stderr)
         return interrupted_status(e)
     return 0

@@ -8,6 +8,7 @@ value ever reaches a shell unquoted.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import socket
 import threading
@@ -23,6 +24,10 @@ from workbench.remote.channel import RemoteProcess, drain
 from workbench.remote.result import CommandResult, as_argv, quote_argv
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# paramiko logs a failed handshake (a host that never sends its banner) with a traceback
+# from its transport thread; without a handler Python prints it to stderr. We report the
+# failure ourselves, in one line.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
 
 
@@ -163,7 +168,7 @@ class Connection:
                 auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False,
             )
         except (paramiko.SSHException, OSError, EOFError, ValueError) as e:
-            handshake_done = _is_active(client)
+            handshake_done = _keys_exchanged(client)
             client.close()
             raise self._refusal(e, handshake_done) or e from None
         transport = client.get_transport()
@@ -379,6 +384,8 @@ def _describe(e: BaseException | None) -> str:
     return text
 
 
-def _is_active(client: paramiko.SSHClient) -> bool:
+def _keys_exchanged(client: paramiko.SSHClient) -> bool:
+    """True once the host sent its banner and the key exchange finished (a session id):
+    a failure after that is the key's, not the network's."""
     transport = client.get_transport()
-    return bool(transport and transport.is_active())
+    return bool(transport is not None and transport.session_id is not None)
