@@ -169,13 +169,18 @@ class Text(Kind):
 
 @dataclass(frozen=True)
 class AbsPath(Kind):
-    """An absolute path (a string starting with ``/``)."""
+    """An absolute path (a string starting with ``/``) without a backslash or a control
+    character (a newline, a tab: ``/proc/mounts`` and the hosts' marker files escape them,
+    so a run would fail on them much later)."""
 
     def parse(self, ck: Checker, key: str, value: Any) -> str:
         path = Text().parse(ck, key, value)
         if not path.startswith("/"):
             raise ck.fail(key, f"{path!r} is not an absolute path",
                           "valid: a path starting with /")
+        if "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
+            raise ck.fail(key, f"{path!r} contains a backslash or a control character",
+                          "valid: a path without backslashes, tabs or newlines")
         return path
 
 

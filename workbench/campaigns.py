@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.campaign import CampaignResult, Observer, execute, new_campaign
-from nimo.errors import FileAccessError, StoreError, one_line
+from nimo.errors import ConfigError, FileAccessError, StoreError, one_line
 from nimo.finite import finite_document
 from nimo.records import (
     CampaignInfo,
@@ -40,6 +40,7 @@ from nimo.records import (
     RunStatus,
     StoredRun,
 )
+from nimo.records.campaigns import check_campaign_name
 from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
 from nimo.store.urls import refuse_in_memory
@@ -171,7 +172,9 @@ def _launch(
         return _execute(None, info, runner, json_out, progress)
     try:
         refuse_in_memory(store_url)  # the campaign must outlive this process
-    except StoreError:
+        if name is not None:
+            check_campaign_name(name)
+    except (StoreError, ConfigError):
         runner.close()
         raise
     store = open_store(store_url)

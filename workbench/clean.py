@@ -18,7 +18,7 @@ from pathlib import Path
 
 from workbench.emulation.common import host_token
 from workbench.emulation.datapath import is_ours, root_qdisc
-from workbench.emulation.hostobjects import ObjectLog, campaign_token, marker_dir
+from workbench.emulation.hostobjects import ObjectLog, campaign_token, existing_marker_dir
 from workbench.emulation.network import NetworkSpec, iptables_cmd
 from workbench.remote.connection import Connection
 from workbench.storage.mount import proc_mounts
@@ -82,7 +82,10 @@ class Recorded:
 def read_markers(conn: Connection, campaign: str | None = None) -> Recorded:
     """The host's markers (of ``campaign``'s runs only, if given)."""
     prefix = f"{campaign_token(campaign)}-" if campaign is not None else ""
-    out = conn.run(["sh", "-c", _MARKERS, "nimo-markers", marker_dir(conn), prefix,
+    directory = existing_marker_dir(conn)
+    if directory is None:  # never ran here: nothing recorded, nothing to make
+        return Recorded([])
+    out = conn.run(["sh", "-c", _MARKERS, "nimo-markers", directory, prefix,
                     host_token(conn)], timeout=30).stdout
     found = Recorded(out.split("\n")[:-1] if out else [])
     if found.files:

@@ -32,6 +32,7 @@ from nimo.campaign.runners import ResumingRunner
 from nimo.finite import finite_or_none
 from nimo.planner.base import Planner
 from nimo.records import CampaignInfo, CampaignKind, CampaignStatus, RunOutcome
+from nimo.records.campaigns import check_campaign_name
 from nimo.runner import Runner
 from nimo.space import ResourceSpace
 from nimo.store.base import Store
@@ -76,7 +77,8 @@ def new_campaign(
     if store is None:
         return CampaignInfo(name=f"{kind}-unsaved", kind=kind, status=CampaignStatus.RUNNING,
                             design=design_dict, spec=dict(spec), seed=int(seed))
-    name = name or f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    name = check_campaign_name(name) if name is not None else (
+        f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}")
     return store.create_campaign(name, kind, design=design_dict, spec=spec, seed=seed)
 
 
@@ -111,14 +113,28 @@ def execute(
         result = campaign.run()
         if result.failed_streak:
             return result
-        holdout: Cases = []
-        if int(info.spec.get("holdout") or 0):
-            result, holdout = _holdout(store, info, campaign, resuming, log)
-        result = with_calibrated_model(result, holdout, calibration_cases(info))
-        result = with_family(store, info, runner.space, result, log.outcomes, holdout)
-        return _hand_over(store, info, with_unmeasured_marked(result, log.outcomes))
+        try:
+            return _after_learning(store, info, campaign, resuming, log, result)
+        except KeyboardInterrupt as e:  # not handed over yet: not done (resume finishes it)
+            if store is not None:
+                store.set_status(info.name, CampaignStatus.INTERRUPTED,
+                                 stopped_because=f"interrupted ({str(e) or 'Ctrl-C'}) after "
+                                                 "learning, before the model was handed over")
+            raise
     finally:
         runner.close()
+
+
+def _after_learning(store: Store | None, info: CampaignInfo, campaign: Campaign,
+                    runner: Runner, log: OutcomeLog, result: CampaignResult
+                    ) -> CampaignResult:
+    """The holdout runs, the calibrated model and its family, handed over."""
+    holdout: Cases = []
+    if int(info.spec.get("holdout") or 0):
+        result, holdout = _holdout(store, info, campaign, runner, log)
+    result = with_calibrated_model(result, holdout, calibration_cases(info))
+    result = with_family(store, info, runner.space, result, log.outcomes, holdout)
+    return _hand_over(store, info, with_unmeasured_marked(result, log.outcomes))
 
 
 def _claim(store: Store, name: str) -> None:

@@ -157,14 +157,16 @@ class Campaign:
                                     f"(last: {outcome.reason})")
 
     def run(self) -> CampaignResult:
+        """Step until the plan ends; observers hear ``finished`` with the result, or
+        ``aborted`` with whatever stopped it, also while the result is being made."""
         try:
             while self.step():
                 pass
+            self._fail_if_nothing_succeeded()
+            result = self.result()
         except BaseException as e:
             self._notify("aborted", e)
             raise
-        self._fail_if_nothing_succeeded()
-        result = self.result()
         self._notify("finished", result)
         return result
 

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nimo.errors import StoreError
+from nimo.errors import ConfigError, StoreError
 from nimo.records.runs import RunOutcome, RunPurpose, RunRequest, RunStatus
 from nimo.records.samples import Sample
+
+CAMPAIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:@-]{0,99}$")
+
+
+def check_campaign_name(name: str) -> str:
+    """``name`` if it can name a campaign (it is a table cell, a command argument and part
+    of a resume hint); ``ConfigError`` naming it and the valid form otherwise."""
+    if not CAMPAIGN_NAME.match(name):
+        raise ConfigError(f"campaign name {name[:60]!r}{'...' if len(name) > 60 else ''} is "
+                          "not valid", hint="valid: 1-100 letters, digits and . _ - + : @, "
+                          "starting with a letter or digit")
+    return name
 
 
 class CampaignKind(enum.StrEnum):
@@ -28,6 +41,7 @@ class CampaignStatus(enum.StrEnum):
         queued ──> starting ──> running ──> done ──> holdout ──> done
                                    ├──> failed       (a broken workbench stopped it)
                                    └──> interrupted  (Ctrl-C, a store or runner error)
+        done | holdout ──> interrupted   stopped before the model was handed over
 
         any state ──> running            a campaign is resumed from wherever it stopped
         any state but created, queued
@@ -72,8 +86,8 @@ _CAMPAIGN_NEXT: dict[CampaignStatus, frozenset[CampaignStatus]] = {
     _S.QUEUED: frozenset({_S.STARTING}),
     _S.STARTING: _REQUEUE,
     _S.RUNNING: _REQUEUE | {_S.DONE, _S.INTERRUPTED},
-    _S.HOLDOUT: _REQUEUE | {_S.DONE},
-    _S.DONE: _REQUEUE | {_S.HOLDOUT},
+    _S.HOLDOUT: _REQUEUE | {_S.DONE, _S.INTERRUPTED},
+    _S.DONE: _REQUEUE | {_S.HOLDOUT, _S.INTERRUPTED},
     _S.FAILED: _REQUEUE,
     _S.INTERRUPTED: _REQUEUE,
 }

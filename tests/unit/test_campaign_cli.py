@@ -195,3 +195,30 @@ def test_samples_csv_replays(campaign, tmp_path, capsys) -> None:
                  "--quiet", "--json", str(tmp_path / "again.json")]) == 0
     assert json.loads((tmp_path / "again.json").read_text())["final"]["runs"] > 0
     assert main(["campaign", "samples", "nope", "--store", url]) == 2
+
+
+@pytest.mark.parametrize("name", ["", "a\nb", "x" * 5000, "-dash", "with space", "a/b"])
+def test_a_campaign_name_that_would_break_tables_or_commands_is_refused(
+        campaign, tmp_path, capsys, name) -> None:
+    _, root = campaign
+    url = f"sqlite:///{tmp_path}/n.db"
+    assert main(["replay", str(root / "io_bound.csv"), "--store", url, f"--name={name}",
+                 "--quiet", "--external-test", "5"]) == 2
+    assert main(["campaign", "submit", "--replay", str(root / "io_bound.csv"),
+                 "--store", url, "--", name]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and all("is not valid (valid: 1-100 letters" in e for e in errors)
+    assert all(len(e) < 300 for e in errors)  # a 5,000-character name is not echoed whole
+    if Path(f"{tmp_path}/n.db").exists():
+        with open_store(url) as store:
+            assert store.campaigns() == []
+
+
+def test_submit_refuses_hosts_the_inventory_does_not_have(tmp_path, capsys) -> None:
+    inventory = Path(__file__).resolve().parents[2] / "inventories" / "example.yaml"
+    url = f"sqlite:///{tmp_path}/s.db"
+    assert main(["campaign", "submit", "q", "--inventory", str(inventory), "--hosts",
+                 "compute1,nope", "--store", url]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("nimo campaign: error: --hosts: nope not in ") and "\n" not in err
+    assert "(valid: " in err and "compute1" in err.split("(valid: ")[1]

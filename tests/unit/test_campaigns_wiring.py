@@ -200,3 +200,32 @@ def test_a_replay_campaign_calibrates_on_its_split_and_scores_on_external(monkey
     assert seen == [([], calib)]
     final = result.to_dict()["final"]
     assert final["external_mape_pct"] is not None and "external_coverage_90" in final
+
+
+def test_an_interrupt_while_the_result_is_made_marks_the_campaign_interrupted(
+        tmp_path, monkeypatch) -> None:
+    """A signal after the last run, while the loop makes its result or the model is handed
+    over: the store says interrupted, never running or done, and a resume finishes it."""
+    url = f"sqlite:///{tmp_path}/end.db"
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    for where in ("result", "handover"):
+        name = f"end-{where}"
+        with open_store(url) as store:
+            info = store.create_campaign(name, "replay", design={}, seed=3, spec={})
+            with monkeypatch.context() as patch:
+                if where == "result":
+                    patch.setattr(Campaign, "result", interrupt)
+                else:
+                    patch.setattr(lifecycle, "with_family", interrupt)
+                with pytest.raises(KeyboardInterrupt):
+                    lifecycle.execute(store, info, FakeRunner())
+            stored = store.campaign(name)
+            assert stored.status == "interrupted", where
+        result = campaigns.resume(name, store_url=url, progress=False,
+                                  runner_factory=lambda info: FakeRunner())
+        assert result.stopped_because == "budget"
+        with open_store(url) as store:
+            assert store.campaign(name).status == "done"

@@ -68,6 +68,11 @@ BAD = [
      "valid: lower case"),
     (Text(re.compile(r"^[a-z]+$")), "A1", "'A1' is not valid", "must match ^[a-z]+$"),
     (AbsPath(), "srv", "'srv' is not an absolute path", "valid: a path starting with /"),
+    # /proc/mounts and the hosts' marker files escape these: a run would fail much later
+    (AbsPath(), "/tmp/w\nx", "'/tmp/w\\nx' contains a backslash or a control character",
+     "valid: a path without backslashes, tabs or newlines"),
+    (AbsPath(), "/srv/a\\b", "contains a backslash or a control character", None),
+    (AbsPath(), "/srv/a\tb", "contains a backslash or a control character", None),
     (Number(0, 10), 11, "11 is out of range", "valid: >= 0 and <= 10"),
     (Number(0, lo_open=True), 0, "0 is out of range", "valid: > 0"),
     (Number(), True, "must be a number, got bool", None),

@@ -121,3 +121,27 @@ def test_clean_inventory_forgets_the_cleaned_hosts_objects_in_the_store(tmp_path
     assert isinstance(reports["c2"], Exception) and reports["c1"].empty
     assert [o.host for o in store.host_objects("exp")] == ["c2"]  # not cleaned: kept
     assert len(store.host_objects("other")) == 1
+
+
+def test_the_marker_directory_is_found_without_being_made(tmp_path):
+    """`nimo clean` on a host we never ran on reads no markers and makes nothing: the
+    marker-directory script (run here by the local sh) exits 4 in "find" mode when the
+    directory is missing, makes it private (0700) in "make" mode, and finds it after."""
+    import os
+    import subprocess
+
+    from workbench.emulation.hostobjects import _MARKDIR, MARK_DIR
+
+    def markdir(mode: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["sh", "-c", _MARKDIR, "nimo-markdir", MARK_DIR, mode],
+                              env={**os.environ, "HOME": str(tmp_path)}, capture_output=True,
+                              text=True, check=False)
+
+    assert markdir("find").returncode == 4 and not (tmp_path / MARK_DIR).exists()
+    made = markdir("make")
+    assert made.returncode == 0 and made.stdout.strip() == str(tmp_path / MARK_DIR)
+    assert (tmp_path / MARK_DIR).stat().st_mode & 0o777 == 0o700
+    found = markdir("find")
+    assert found.returncode == 0 and found.stdout.strip() == str(tmp_path / MARK_DIR)
+    (tmp_path / MARK_DIR).chmod(0o755)  # not private: refused in both modes
+    assert markdir("find").returncode == 3 and markdir("make").returncode == 3

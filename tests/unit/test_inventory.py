@@ -100,6 +100,7 @@ CASES = [
     # (mutation, expected key path, expected fragment of what is valid)
     (lambda d: d.update(colour="red"), "colour: unknown key", "valid: version, name"),
     (lambda d: d.update(version=2), "version:", "valid: 1"),
+    (lambda d: d.update(version=True), "version:", "valid: 1"),  # YAML true == 1 in Python
     (lambda d: d.pop("hosts"), "hosts: is required", None),
     (lambda d: d.update(hosts=[]), "hosts: must be a non-empty list", None),
     (lambda d: d["hosts"][1].update(role="gpu"), "hosts[1].role: 'gpu' is not valid",

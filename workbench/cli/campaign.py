@@ -103,13 +103,15 @@ def load_design(ref: str | None) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from nimo.records.campaigns import check_campaign_name
     from workbench.campaigns import check_json_target, launch_live
 
     if args.holdout < 0:
         raise ConfigError("--holdout must be >= 0")
     check_json_target(args.json)
     design = load_design(args.design)
-    name = args.name or f"live-{time.strftime('%Y%m%d-%H%M%S')}"
+    name = (check_campaign_name(args.name) if args.name is not None
+            else f"live-{time.strftime('%Y%m%d-%H%M%S')}")
     return run_campaign(lambda: launch_live(
         args.inventory, design=design, seed=args.seed, holdout=args.holdout,
         store_url=args.store, name=name, json_out=args.json, progress=not args.quiet,
@@ -117,9 +119,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from nimo.records.campaigns import check_campaign_name
     from workbench.campaigns import launch_live, resume
 
     if args.new:
+        check_campaign_name(args.new)
         info = _stored(args.store, args.name)
         if info.kind != "live":
             raise ConfigError(f"--new: campaign {args.name!r} is a {info.kind} campaign",
@@ -208,17 +212,23 @@ def summary(doc: dict[str, Any], judged: Any) -> None:
 def cmd_submit(args: argparse.Namespace) -> int:
     from nimo.campaign import design_to_dict, with_batch
     from nimo.records import CampaignKind, CampaignStatus
+    from nimo.records.campaigns import check_campaign_name
     from nimo.store import open_store
     from nimo.store.urls import refuse_in_memory
     from workbench.options import from_args
     from workbench.replay import ReplayOptions
     from workbench.runners import live_spec, runner_entry
 
+    check_campaign_name(args.name)
     hosts = [h for h in args.hosts.split(",") if h]
     design = load_design(args.design)
     if args.inventory:
         kind = CampaignKind.LIVE
         runner_spec, inventory_hosts, concurrency = live_spec(args.inventory)
+        unknown = [h for h in hosts if h not in inventory_hosts]
+        if unknown:
+            raise ConfigError(f"--hosts: {', '.join(unknown)} not in {args.inventory}",
+                              hint=f"valid: {', '.join(inventory_hosts)}")
         from workbench.fingerprint import SPEC_KEY, meaning_of_file
 
         extra: dict[str, Any] = {"holdout": args.holdout, "hosts": hosts or inventory_hosts,

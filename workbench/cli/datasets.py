@@ -13,7 +13,7 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("datasets", help="list the shipped datasets, designs and "
-                              "inventory", description=__doc__.splitlines()[0].strip("`"))
+                              "inventory", description=__doc__.splitlines()[0].replace("``", ""))
     sub = p.add_subparsers(dest="datasets_command", metavar="ACTION")
     ls = sub.add_parser("list", help="every shipped dataset with its path (the default)")
     ls.set_defaults(func=cmd_list)

@@ -53,8 +53,9 @@ class ObjectLog(Protocol):
 
 
 # the marker dir: created 0700 if missing, then it must be ours, 0700, a real directory
-_MARKDIR = (
-    'd="${HOME:-/root}/$1"; mkdir -m 700 -- "$d" 2>/dev/null; '
+_MARKDIR = (  # $2 "find": exit 4 when the directory does not exist (nothing is made)
+    'd="${HOME:-/root}/$1"; if [ "$2" = find ] && [ ! -e "$d" ] && [ ! -L "$d" ]; then exit 4; fi; '
+    'mkdir -m 700 -- "$d" 2>/dev/null; '
     's=$(stat -c "%u %a %F" -- "$d") || exit 3; '
     '[ "$s" = "$(id -u) 700 directory" ] || { echo "$d: owner, mode, type: $s" >&2; exit 3; }; '
     'echo "$d"'
@@ -103,12 +104,27 @@ def marker_dir(conn: Connection) -> str:
     """The host's marker directory (made if missing; refused unless private)."""
     found = _markdirs.get(conn)
     if found is None:
-        res = conn.run(["sh", "-c", _MARKDIR, "nimo-markdir", MARK_DIR], check=False, timeout=30)
-        if not res.ok:
-            raise EmulationError(f"{conn.name}: marker directory is not private: "
-                                 f"{res.stderr.strip()[-200:] or res.exit_code}",
-                                 hint="it must be a directory of the SSH user with mode 0700")
-        found = _markdirs[conn] = res.stdout.strip()
+        found = _markdir(conn, "make")
+        assert found is not None
+    return found
+
+
+def existing_marker_dir(conn: Connection) -> str | None:
+    """The host's marker directory if it exists (refused unless private), else None: a
+    host we never ran on keeps nothing of ours, not even an empty directory."""
+    return _markdirs.get(conn) or _markdir(conn, "find")
+
+
+def _markdir(conn: Connection, mode: str) -> str | None:
+    res = conn.run(["sh", "-c", _MARKDIR, "nimo-markdir", MARK_DIR, mode], check=False,
+                   timeout=30)
+    if mode == "find" and res.exit_code == 4:
+        return None
+    if not res.ok:
+        raise EmulationError(f"{conn.name}: marker directory is not private: "
+                             f"{res.stderr.strip()[-200:] or res.exit_code}",
+                             hint="it must be a directory of the SSH user with mode 0700")
+    found = _markdirs[conn] = res.stdout.strip()
     return found
 
 

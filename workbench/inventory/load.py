@@ -34,7 +34,7 @@ def parse_inventory(data: Any, path: str = "<inventory>", base_dir: Path | None 
     """Validate an already-parsed YAML document (``path`` is used in messages)."""
     ck = Checker(path, InventoryError)
     top = ck.mapping(data if data is not None else {}, "", TOP_KEYS)
-    if "version" in top and top["version"] != 1:
+    if "version" in top and (top["version"] != 1 or isinstance(top["version"], bool)):
         raise ck.fail("version", f"{top['version']!r} is not supported", "valid: 1")
     knobs = parse_knobs(ck, top.get("knobs"))
     executor = _executor(ck, top, knobs)
