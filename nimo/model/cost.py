@@ -32,6 +32,7 @@ from nimo.model.support import (
     part_bounds_from,
     support_from,
 )
+from nimo.model.validate import calibration_from, field_of, kind_from, predictors_from
 
 FORMAT = "nimo-cost-model"
 # 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds)
@@ -70,12 +71,6 @@ class Prediction(NamedTuple):
     def is_time(self) -> bool:
         """Whether ``mean`` is a run time at all: a positive, finite number."""
         return math.isfinite(self.mean) and self.mean > 0
-
-
-def _field(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
-    if key not in d:
-        raise ModelError(f"corrupt cost model: {where} lacks field {key!r}")
-    return d[key]
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,6 +188,7 @@ class CostModel:
         return clip_parts({t: self.predictors[t].predict(X) for t in KINDS[self.kind]},
                           self.part_bounds)
 
+    @np.errstate(all="ignore")  # far off the grid: inf/NaN, held in bounds or reported
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
@@ -216,6 +212,7 @@ class CostModel:
     def predict(self, assignment: Mapping[str, float]) -> float:
         return float(self.predict_many(self.row(assignment))[0])
 
+    @np.errstate(all="ignore")
     def predict_var_many(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, variance, effective dof) of T for rows X.
 
@@ -269,6 +266,7 @@ class CostModel:
             lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
         return Prediction(mean, lo, hi, std, far)
 
+    @np.errstate(all="ignore")
     def _widening(self, x: np.ndarray) -> tuple[float, bool]:
         """(interval factor, far flag) of one row: (1, False) without a support."""
         if not self.support:
@@ -318,22 +316,23 @@ class CostModel:
             raise ModelError(f"corrupt cost model: bad field 'version' ({version!r})")
         if version > VERSION:
             raise ModelError(f"written by a newer NIMO: version {version} > {VERSION}")
-        attrs = _field(d, "attributes")
+        kind = kind_from(d, tuple(KINDS))
+        attrs = field_of(d, "attributes")
         if not isinstance(attrs, list) or not all(isinstance(a, Mapping) and "name" in a
                                                   for a in attrs):
             raise ModelError("corrupt cost model: field 'attributes' must list {name, ...}")
         names = [str(a["name"]) for a in attrs]
-        preds = _field(d, "predictors")
+        preds = field_of(d, "predictors")
         if not isinstance(preds, Mapping):
             raise ModelError("corrupt cost model: field 'predictors' must be an object")
-        ref = _field(d, "reference")
+        ref = field_of(d, "reference")
         if not isinstance(ref, Mapping):
             raise ModelError("corrupt cost model: field 'reference' must be an object")
         try:
             reference = {str(k): float(v) for k, v in ref.items()}
         except (TypeError, ValueError):
             raise ModelError("corrupt cost model: field 'reference' has a non-number") from None
-        support = support_from(d.get("support"))
+        support = support_from(d.get("support"), names)
         levels = [a.get("levels", ()) for a in attrs]
         try:
             residual = residual_from(d.get("residual"), levels, support)
@@ -346,17 +345,17 @@ class CostModel:
         except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
             raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
         try:
-            parts = part_bounds_from(d.get("part_bounds"), KINDS.get(str(d.get("kind")), ()))
+            parts = part_bounds_from(d.get("part_bounds"), KINDS[kind])
         except (TypeError, ValueError) as e:
             raise ModelError(f"corrupt cost model: bad field 'part_bounds' ({e})") from None
         return cls(
             attributes=[dict(a) for a in attrs],
             reference=reference,
-            kind=str(_field(d, "kind")),
-            predictors={str(t): FittedPredictor.from_dict(p, names) for t, p in preds.items()},
+            kind=kind,
+            predictors=predictors_from(preds, names),
             training=dict(d.get("training") or {}),
             created_at=str(d.get("created_at") or ""),
-            calibration=_calibration(d.get("calibration")),
+            calibration=calibration_from(d.get("calibration")),
             bounds=bounds_from(d.get("bounds")),
             part_bounds=parts,
             support=support,
@@ -372,14 +371,6 @@ class CostModel:
         path = Path(path)
         path.write_text(self.to_json() + "\n", encoding="utf-8")
         return path
-
-
-def _calibration(c: Any) -> dict[str, Any]:
-    if c is None:
-        return {}
-    if not isinstance(c, Mapping):
-        raise ModelError("corrupt cost model: field 'calibration' must be an object")
-    return dict(c)
 
 
 def load_model(path: str | Path) -> CostModel:

@@ -207,8 +207,17 @@ def nearest_other(Z: np.ndarray) -> np.ndarray:
     return np.sqrt(d2.min(axis=1))
 
 
-def support_from(d: Any) -> list[list[float]] | None:
-    """The ``support`` field of a model's JSON (None when absent)."""
+def support_from(d: Any, names: Sequence[str]) -> list[list[float]] | None:
+    """The ``support`` field of a model's JSON (None when absent): rows of one finite
+    number per attribute, in column order (ModelError naming the field otherwise)."""
     if d is None:
         return None
-    return [[float(v) for v in r] for r in d]
+    rows = d if isinstance(d, list) and all(isinstance(r, list) for r in d) else None
+    try:
+        out = None if rows is None else [[float(v) for v in r] for r in rows]
+    except (TypeError, ValueError):
+        out = None
+    if out is None or any(len(r) != len(names) or not np.isfinite(r).all() for r in out):
+        raise ModelError(f"corrupt cost model: bad field 'support' (each row must have "
+                         f"{len(names)} finite numbers: {', '.join(names)})")
+    return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from nimo.errors import FileAccessError
+from nimo.errors import ConfigError, FileAccessError, one_line
 from nimo.store import DEFAULT_URL, open_store
 
 LEVEL = 0.90
@@ -26,11 +26,32 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    output = output_path(args.output)  # before any work: a bad -o costs nothing
     with open_store(args.store, create=False) as store:
         series = [_series(store, name) for name in args.campaigns]
-    path = plot(series, Path(args.output))
+    path = plot(series, output)
     print(f"wrote {path}")
     return 0
+
+
+def output_path(raw: str) -> Path:
+    """The file ``-o`` names, as written: a name without an extension gets ``.png`` (as
+    matplotlib would add it); a directory or a format matplotlib cannot write is refused in
+    one line naming the path and the supported formats."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = Path(raw)
+    if path.is_dir():
+        raise FileAccessError(f"-o {raw}: is a directory",
+                              hint=f"give a file, e.g. {path / 'nimo-plot.png'}")
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    fmt = path.suffix[1:].lower()
+    if not fmt:
+        return path.with_name(path.name.rstrip(".") + ".png")
+    if fmt not in formats:
+        raise ConfigError(f"-o {raw}: unsupported plot format {fmt!r}",
+                          hint="supported: " + ", ".join(formats))
+    return path
 
 
 def _series(store: Any, name: str) -> dict[str, Any]:
@@ -116,9 +137,11 @@ def plot(series: list[dict[str, Any]], path: Path) -> Path:
     _predicted_panel(ax2, [p for s in series for p in s["predicted"]], "; ".join(sources))
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, format=path.suffix[1:].lower() or None)
     except OSError as e:
         raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
+    except (RuntimeError, ValueError) as e:  # a format's tool missing (pgf: LaTeX)
+        raise FileAccessError(f"cannot write {path}: {one_line(e)}") from None
     finally:
         plt.close(fig)
     return path

@@ -1,6 +1,8 @@
 """``nimo predict MODEL.json attr=value ...``: predicted T with its interval.
 
-A value that is not a finite number (``nan``, ``inf``) is refused (one line, exit 2). A
+A value that is not a finite number (``nan``, ``inf``), or an attribute given twice, is
+refused (one line, exit 2). An interval the model cannot compute (a predictor's variance
+unknown, or not finite so far off the grid) is said to be unavailable, in words. A
 value outside the range the model was fitted on (the lowest and highest value of each
 attribute among its samples, ``training.measured_range``; each attribute's levels for a model
 that does not record it) is an extrapolation: predicted, with a warning on stderr; so is any
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 from nimo.errors import ConfigError
 
 if TYPE_CHECKING:
-    from nimo.model import CostModel
+    from nimo.model import CostModel, Prediction
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +47,8 @@ def parse_values(items: Sequence[str], names: Sequence[str],
                               hint="attributes: " + ", ".join(names))
         if name not in names:
             raise ConfigError(f"unknown attribute {name!r}", hint="valid: " + ", ".join(names))
+        if name in assignment:
+            raise ConfigError(f"{name} given twice", hint="give each attribute once")
         assignment[name] = (category_code(name, text, categories[name]) if name in categories
                             else number(name, text))
     missing = [n for n in names if n not in assignment]
@@ -118,9 +122,24 @@ def unmeasured_warnings(names: Sequence[str]) -> list[str]:
             f"ignores its effect" for name in names]
 
 
+def interval_text(model: CostModel, p: Prediction, level: float) -> str:
+    """The output line's interval and its calibration, or in words why there is none."""
+    from nimo.model.cost import CALIBRATION_SOURCES, KINDS
+
+    if not (math.isfinite(p.lo) and math.isfinite(p.hi)):
+        unknown = any(model.predictors[t].dof <= 0 or math.isnan(model.predictors[t].resid_var)
+                      for t in KINDS[model.kind])
+        why = ("a predictor's variance is unknown (fitted with no residual degrees of freedom)"
+               if unknown else "the model's variance is not a finite number at this assignment")
+        return f"{level:.0%} interval unavailable: {why}"
+    cal = model.calibration
+    source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
+    how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
+    return f"{level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how}"
+
+
 def run(args: argparse.Namespace) -> int:
     from nimo.model import load_model
-    from nimo.model.cost import CALIBRATION_SOURCES
     from workbench.exitstatus import Exit
 
     model = load_model(args.model)
@@ -136,10 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if p.far:
         print("nimo predict: warning: far from every measured assignment: the interval is "
               "widened and the prediction is a guess", file=sys.stderr)
-    cal = model.calibration
-    source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))
-    how = f"; calibrated on {len(cal['z'])} {source} residuals" if cal.get("z") else ""
-    print(f"T = {p.mean:.4g} s  ({args.level:.0%} interval {p.lo:.4g} .. {p.hi:.4g} s{how})")
+    print(f"T = {p.mean:.4g} s  ({interval_text(model, p, args.level)})")
     if not p.is_time:  # an unbounded form gone wrong here
         print("nimo predict: error: the model predicts no positive run time here: its form is "
               "wrong at this assignment (a bounded design such as recommended holds "

@@ -1,0 +1,62 @@
+"""Checks of a cost model's JSON fields as it loads (numpy only): a ModelError of one line
+names the field and what would be valid (docs/model-format.md, "Errors")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from nimo.errors import ModelError
+from nimo.model.predictor import FittedPredictor
+
+
+def field_of(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
+    """``d[key]``; ModelError when ``where`` lacks it."""
+    if key not in d:
+        raise ModelError(f"corrupt cost model: {where} lacks field {key!r}")
+    return d[key]
+
+
+def kind_from(d: Mapping[str, Any], kinds: Sequence[str]) -> str:
+    """The ``kind`` field, one of ``kinds`` (checked before any field that depends on it)."""
+    kind = field_of(d, "kind")
+    if not isinstance(kind, str) or kind not in kinds:
+        raise ModelError(f"corrupt cost model: bad field 'kind' ({kind!r}; must be one of: "
+                         f"{', '.join(kinds)})")
+    return kind
+
+
+def calibration_from(c: Any) -> dict[str, Any]:
+    """The ``calibration`` field ({} when absent); its ``z`` is checked by the model."""
+    if c is None:
+        return {}
+    if not isinstance(c, Mapping):
+        raise ModelError("corrupt cost model: field 'calibration' must be an object")
+    return dict(c)
+
+
+def predictors_from(preds: Mapping[str, Any], names: Sequence[str]
+                    ) -> dict[str, FittedPredictor]:
+    """Each predictor read back, its ``params`` all finite: the writer never stores a
+    non-finite one (JSON without NaN), and one would make every prediction NaN. A ``cov``
+    entry may be unknown (null, NaN) but never infinite."""
+    out = {str(t): FittedPredictor.from_dict(p, names) for t, p in preds.items()}
+    for target, p in out.items():
+        _check(target, "params", p.params, ~np.isfinite(p.params), "non-finite parameter",
+               "each must be a finite number")
+        _check(target, "cov", p.cov, np.isinf(p.cov), "infinite entry",
+               "each must be a finite number or null")
+    return out
+
+
+def _check(target: str, key: str, values: np.ndarray, bad: np.ndarray, what: str,
+           valid: str) -> None:
+    """ModelError naming predictor ``target``'s field ``key`` and its first ``bad`` entry."""
+    if not bad.any():
+        return
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    index = "".join(f"[{i}]" for i in at)
+    raise ModelError(f"corrupt cost model: bad field 'predictors.{target}.{key}' ({what} "
+                     f"{key}{index} = {float(values[at])}; {valid})")
