@@ -8,6 +8,7 @@ csv module; a file that is not UTF-8 names its first bad line.
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -96,13 +97,64 @@ def numbers(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequen
     return tuple(number(p, line, n, row[i], hint) for n, i in zip(names, idx, strict=True))
 
 
+def finite(text: str) -> float | None:
+    """The finite number ``text`` holds, else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+class RowFilter:
+    """The ``--where`` filters COL=VALUE. A cell matches as text or, when it and VALUE are
+    both finite numbers, as a number (``451`` matches ``451.0``). A few of the values each
+    filtered column holds in rejected rows are kept (``seen``) for the no-match error."""
+
+    SHOWN = 5
+
+    def __init__(self, header: Sequence[str], where: Sequence[tuple[str, str]]) -> None:
+        col = {h: i for i, h in enumerate(header)}
+        self.where = [(c, v) for c, v in where if c in col]
+        self.filters = [(col[c], v, finite(v)) for c, v in self.where]
+        self.seen: list[list[str]] = [[] for _ in self.filters]
+
+    def keeps(self, row: Sequence[str]) -> bool:
+        cells = [(row[i] if i < len(row) else "").strip() for i, _, _ in self.filters]
+        if all(c == v or (x is not None and finite(c) == x)
+               for c, (_, v, x) in zip(cells, self.filters, strict=True)):
+            return True
+        for seen, c in zip(self.seen, cells, strict=True):
+            if len(seen) <= self.SHOWN and c not in seen:  # one more: are there more?
+                seen.append(c)
+        return False
+
+    def kept(self, rows: Rows) -> Rows:
+        """The rows the filters keep (all without filters)."""
+        if not self.filters:
+            yield from rows
+            return
+        for line, row in rows:
+            if self.keeps(row):
+                yield line, row
+
+
 def kept_rows(header: Sequence[str], rows: Sequence[tuple[int, list[str]]],
-          where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
+              where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
     """The rows the ``--where`` filters keep."""
-    col = {h: i for i, h in enumerate(header)}
-    filters = [(col[c], v) for c, v in where if c in col]
-    return [(line, row) for line, row in rows
-            if all((row[i] if i < len(row) else "").strip() == v for i, v in filters)]
+    return list(RowFilter(header, where).kept(iter(rows)))
+
+
+def file_sha256(p: str) -> str:
+    """The SHA-256 of file ``p``'s bytes (read in chunks), as hex."""
+    digest = hashlib.sha256()
+    try:
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as e:
+        raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+    return digest.hexdigest()
 
 
 def numeric_column(first: Sequence[tuple[int, list[str]]], i: int) -> bool:

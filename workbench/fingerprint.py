@@ -5,6 +5,10 @@ compares them with the inventory as it is now and refuses, naming what changed, 
 runs it would add are not comparable with those stored.
 
 A campaign stored by an older nimo has no hashes: resume warns once and records them.
+
+A replay campaign's dataset spec holds the SHA-256 of its CSV (``sha256``); a resume refuses
+a CSV whose bytes changed. One stored without it resumes unchecked (a submitted one that never
+started records it at its first start).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import json
 import sys
 from typing import Any
 
+from nimo.errors import DataError
 from nimo.records import CampaignInfo, CampaignKind
 from nimo.store import Store
+from workbench.csvfile import file_sha256
 from workbench.errors import InventoryError
 from workbench.inventory.model import Inventory
 
@@ -48,7 +54,10 @@ def meaning_of_file(path: str) -> dict[str, str]:
 
 def check_unchanged(store: Store, info: CampaignInfo) -> None:
     """Refuse (``InventoryError``, one line) to resume a live campaign whose inventory now
-    gives its samples another meaning; record the hashes of an older campaign (warning)."""
+    gives its samples another meaning; record the hashes of an older campaign (warning).
+    A replay campaign: ``check_replay_unchanged``."""
+    if info.kind == CampaignKind.REPLAY:
+        check_replay_unchanged(store, info)
     if info.kind != CampaignKind.LIVE:
         return
     path = info.spec["inventory"]
@@ -67,3 +76,23 @@ def check_unchanged(store: Store, info: CampaignInfo) -> None:
             "started; its samples would not be comparable",
             hint=f"restore the inventory, or start a new campaign from it: "
                  f"nimo campaign resume {info.name} --new NEW_NAME")
+
+
+def check_replay_unchanged(store: Store, info: CampaignInfo) -> None:
+    """Refuse (``DataError``, one line) to resume a replay campaign whose CSV's bytes changed
+    since it started; a submitted campaign that never started records them now."""
+    dataset = info.spec.get("dataset")
+    if not isinstance(dataset, dict) or not dataset.get("path"):
+        return
+    path, stored = str(dataset["path"]), dataset.get("sha256")
+    if stored is None:
+        if "external" not in info.spec:  # queued, never started: no sample stored yet
+            store.update_spec(info.name, dataset={**dataset, "sha256": file_sha256(path)})
+        return  # stored by an older nimo: resumed unchecked, as before
+    now = file_sha256(path)
+    if now != stored:
+        raise DataError(
+            f"{path}: changed since campaign {info.name!r} started (content SHA-256 "
+            f"{now[:12]}..., was {stored[:12]}...); its samples would not be comparable",
+            hint=f"restore the CSV, or replay it as a new campaign: nimo replay {path} "
+                 "--name NEW_NAME")

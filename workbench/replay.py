@@ -30,6 +30,7 @@ from nimo.errors import ConfigError
 from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.runner import RunnerBase
 from nimo.space import Assignment, ResourceSpace
+from workbench.csvfile import file_sha256
 from workbench.options import option
 from workbench.replay_data import (
     MAX_ASSIGNMENTS,
@@ -157,6 +158,9 @@ class ReplayOptions:
         "replays the fastest (min) or median one, mean keeps a random pick; the external T is "
         "that aggregate (default: random pick, mean)", metavar="min|median|mean",
         parse=parse_repeats)
+    # SHA-256 of the CSV's bytes when the campaign was made (no flag): resume refuses
+    # another CSV (workbench.fingerprint); None in campaigns stored before it was kept
+    sha256: str | None = None
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
@@ -174,6 +178,8 @@ class ReplayOptions:
             set_("repeats", parse_repeats(self.repeats))
         except argparse.ArgumentTypeError as e:
             raise ConfigError(f"replay options: {e}") from None
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be >= 0 (got {self.seed})")
         for flag, value in (("--max-levels", self.max_levels),
                             ("--max-assignments", self.max_assignments)):
             if value < 1:
@@ -196,6 +202,7 @@ class ReplayOptions:
             **({"extrapolate": str(self.extrapolate)} if self.extrapolate else {}),
             **({"repeats": self.repeats} if self.repeats else {}),
             **({"categorical": list(self.categorical)} if self.categorical else {}),
+            **({"sha256": self.sha256} if self.sha256 else {}),
         }
 
     @classmethod
@@ -237,13 +244,15 @@ class ReplayRunner(RunnerBase):
 
     @classmethod
     def open(cls, options: ReplayOptions) -> ReplayRunner:
-        """Load the CSV ``options`` name and withhold its external test set."""
+        """Load the CSV ``options`` name and withhold its external test set. The CSV's
+        SHA-256 is taken before it is read: one changed while read is refused on resume."""
+        sha256 = options.sha256 or file_sha256(options.path)
         dataset = load_dataset(options.path, options.attributes, options.time_column,
                                options.where, load=options.load,
                                max_levels=options.max_levels,
                                max_assignments=options.max_assignments,
                                categorical=options.categorical)
-        return cls(dataset, options)
+        return cls(dataset, dataclasses.replace(options, sha256=sha256))
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> ReplayRunner:

@@ -30,7 +30,7 @@ from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
 from workbench.csvfile import (
-    kept_rows,
+    RowFilter,
     number,
     numbers,
     numeric_column,
@@ -198,16 +198,20 @@ class _Reader:
         p, spec = self.p, self.spec
         with open_csv(p) as rows:
             header = read_header(p, rows, spec.time_column)
-            first = _sniff(header, rows, spec.where)
+            where = RowFilter(header, spec.where)
+            first = _sniff(rows, where)
+            _check_categorical(p, spec)
             cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
-            names = _attribute_columns(p, header, first, spec)
+            names = _attribute_columns(p, header, list(where.kept(iter(first))), spec, where)
             names += [c for c in cats if c not in names]
             coder = Coder(header, cats)
-            data = self._aggregate(header, names, coder.rows(_chain(first, rows)))
+            # filtered before coding: a category is matched by its name, and only the
+            # categories of kept rows are known
+            data = self._aggregate(header, names,
+                                   coder.rows(where.kept(_chain(first, rows))))
             data, categories = coder.finish(names, data)
         if not data:
-            raise DataError(f"{p}: no data rows"
-                            + (" match the --where filters" if spec.where else ""))
+            raise _no_match(p, where) if spec.where else DataError(f"{p}: no data rows")
         return _dataset(p, header, names, data, spec, categories)
 
     def _aggregate(self, header: list[str], names: list[str],
@@ -215,7 +219,6 @@ class _Reader:
         p, spec = self.p, self.spec
         col = {h: i for i, h in enumerate(header)}
         kind = _kind(header)
-        where = [(col[c], v) for c, v in spec.where]
         idx = [col[c] for c in names]
         t_i = col[spec.time_column]
         watch = spec.attributes is None
@@ -223,8 +226,6 @@ class _Reader:
         data: dict[Assignment, Repeats] = {}
         occ = [col[c] for c in ("D", "o_a", "o_n", "o_d")] if kind == "occupancy" else []
         for line, row in rows:
-            if where and any((row[i] if i < len(row) else "").strip() != v for i, v in where):
-                continue
             if len(row) != len(header):
                 raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
             point = numbers(p, line, row, idx, names, _FOUND if watch else None)
@@ -261,18 +262,46 @@ class _Reader:
                     "--max-levels N")
 
 
-def _sniff(header: Sequence[str], rows: Iterator[tuple[int, list[str]]],
-           where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
+def _sniff(rows: Iterator[tuple[int, list[str]]], where: RowFilter
+           ) -> list[tuple[int, list[str]]]:
     """The rows up to the ``SNIFF_ROWS``-th that the ``--where`` filters keep (those decide
-    which columns are numeric; all are read again after)."""
+    which columns are numeric; all are read again after). None kept: none in the file."""
     first: list[tuple[int, list[str]]] = []
     kept = 0
     for line, row in rows:
         first.append((line, row))
-        kept += len(kept_rows(header, first[-1:], where))
+        kept += where.keeps(row)
         if kept >= SNIFF_ROWS:
             break
     return first
+
+
+def _no_match(p: str, where: RowFilter) -> DataError:
+    """The error for ``--where`` filters no row passes, with a few values their columns
+    hold."""
+    filters = " ".join(f"{c}={v}" for c, v in where.where)
+    held = "; ".join(
+        f"{c} holds " + ", ".join(v or "''" for v in seen[:where.SHOWN])
+        + (", ..." if len(seen) > where.SHOWN else "")
+        for (c, _), seen in zip(where.where, where.seen, strict=True) if seen)
+    return DataError(printable(f"{p}: no data rows match the --where filters {filters}"),
+                     hint=printable(held) if held else None)
+
+
+def _check_categorical(p: str, spec: ReadSpec) -> None:
+    """Refuse a ``--categorical`` column that cannot be a categorical attribute: the run
+    time, a reserved column, or one left out by ``--attributes``."""
+    for c in spec.categorical:
+        if c == spec.time_column:
+            raise DataError(f"{p}:1: --categorical column {c!r} is the run-time column, not "
+                            "an attribute, and cannot be categorical",
+                            hint="name attribute columns of categories")
+        if c in RESERVED:
+            raise DataError(f"{p}:1: --categorical column {c!r} is a reserved column, not an "
+                            "attribute", hint="name attribute columns of categories")
+        if spec.attributes is not None and c not in spec.attributes:
+            raise DataError(f"{p}:1: --categorical column {c!r} is not among --attributes",
+                            hint=printable("valid: " + ", ".join(spec.attributes)))
 
 
 def _chain(first: list[tuple[int, list[str]]], rest: Iterator[tuple[int, list[str]]]
@@ -303,9 +332,10 @@ def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float
     return (T, D, U, o_a, o_n, o_d, float(line))
 
 
-def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, list[str]]],
-                       spec: ReadSpec) -> list[str]:
-    """The attribute columns: those named (checked), else every numeric non-reserved one."""
+def _attribute_columns(p: str, header: list[str], kept: Sequence[tuple[int, list[str]]],
+                       spec: ReadSpec, where: RowFilter) -> list[str]:
+    """The attribute columns: those named (checked), else every column with a number in
+    ``kept`` (the sniffed rows the filters keep) but the reserved ones."""
     columns = printable("columns: " + ", ".join(header))
     if spec.time_column not in header:
         raise DataError(f"{p}:1: no {spec.time_column!r} column (the run time in seconds)",
@@ -313,10 +343,11 @@ def _attribute_columns(p: str, header: list[str], first: Sequence[tuple[int, lis
     for c, _ in spec.where:
         if c not in header:
             raise DataError(f"{p}:1: --where column {c!r} not in the data", hint=columns)
+    if spec.where and not kept:
+        raise _no_match(p, where)
     reserved = {*RESERVED, *METADATA, spec.time_column}
     attributes = spec.attributes
     if attributes is None:
-        kept = kept_rows(header, first, spec.where)
         attributes = [h for i, h in enumerate(header)
                       if h and h not in reserved and numeric_column(kept, i)]
     for a in attributes:

@@ -1,0 +1,147 @@
+"""Replay input faults found by QA: a resumed campaign whose CSV changed, a negative seed,
+``--where`` values compared as numbers (and on categorical columns), and ``--categorical``
+naming a column that cannot be a categorical attribute."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nimo.errors import ConfigError, DataError
+from nimo.store import MemoryStore, open_store
+from workbench.campaigns import launch_replay
+from workbench.cli import main
+from workbench.designs import load_design
+from workbench.fingerprint import check_unchanged
+from workbench.replay import ReplayOptions, ReplayRunner, load_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIFF = ROOT / "datasets" / "synthetic" / "memory_cliff.csv"
+CPU = ROOT / "datasets" / "synthetic" / "cpu_bound.csv"
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "Traceback" not in err[0]
+    return err[0]
+
+
+def triple_T(path: Path) -> None:
+    """Rewrite ``path`` with every run time three times larger."""
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    t = header.index("T")
+    rows = [line.split(",") for line in lines[1:] if line]
+    for row in rows:
+        row[t] = str(float(row[t]) * 3)
+    path.write_text("\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n")
+
+
+# -- 1. a replay campaign's CSV changed before resume ------------------------------------
+def test_resume_refuses_a_csv_changed_since_the_campaign_started(tmp_path, capsys) -> None:
+    data = tmp_path / "cpu.csv"
+    shutil.copy(CPU, data)
+    url = f"sqlite:///{tmp_path}/r.db"
+    runner = ReplayRunner.open(ReplayOptions(str(data), external_test=5, seed=2))
+    launch_replay(runner, design=load_design("paper-default"), seed=2, store_url=url,
+                  name="r", progress=False)
+    with open_store(url) as store:
+        info, before = store.campaign("r"), len(store.runs("r"))
+    assert len(info.spec["dataset"]["sha256"]) == 64
+    triple_T(data)
+    assert main(["campaign", "resume", "r", "--store", url, "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert str(data) in line and "changed since campaign 'r' started" in line
+    with open_store(url) as store:
+        assert len(store.runs("r")) == before  # nothing added to the stored samples
+
+
+def _replay_campaign(store: MemoryStore, data: Path, *, fingerprint: bool,
+                     started: bool = True) -> None:
+    spec = ReplayRunner.open(ReplayOptions(str(data), external_test=5)).spec()
+    if not fingerprint:
+        del spec["sha256"]
+    store.create_campaign("c", "replay", design={},
+                          spec={"dataset": spec, **({"external": []} if started else {})})
+
+
+def test_a_replay_campaign_stored_without_a_fingerprint_resumes_unchecked(tmp_path) -> None:
+    data = tmp_path / "cpu.csv"
+    shutil.copy(CPU, data)
+    store = MemoryStore()
+    _replay_campaign(store, data, fingerprint=False)
+    triple_T(data)
+    check_unchanged(store, store.campaign("c"))  # older campaign: no refusal, as before
+    assert "sha256" not in store.campaign("c").spec["dataset"]
+
+
+def test_a_submitted_replay_campaign_records_its_fingerprint_at_first_start(tmp_path) -> None:
+    data = tmp_path / "cpu.csv"
+    shutil.copy(CPU, data)
+    store = MemoryStore()
+    _replay_campaign(store, data, fingerprint=False, started=False)
+    check_unchanged(store, store.campaign("c"))
+    assert len(store.campaign("c").spec["dataset"]["sha256"]) == 64
+    check_unchanged(store, store.campaign("c"))  # unchanged: no error
+    triple_T(data)
+    with pytest.raises(DataError, match="changed since campaign 'c' started"):
+        check_unchanged(store, store.campaign("c"))
+
+
+# -- 2. a negative seed ----------------------------------------------------------------
+def test_a_negative_seed_is_a_one_line_user_error(capsys) -> None:
+    with pytest.raises(ConfigError, match="--seed must be >= 0"):
+        ReplayOptions(str(CLIFF), seed=-1)
+    assert main(["replay", str(CLIFF), "--seed", "-1", "--quiet"]) == 2
+    assert "--seed must be >= 0" in one_error_line(capsys)
+
+
+# -- 3. --where ------------------------------------------------------------------------
+def test_where_compares_numeric_cells_as_numbers() -> None:
+    as_text = load_dataset(CLIFF, where=[("cpu_mhz", "451.0"), ("latency_ms", "0.0")])
+    as_int = load_dataset(CLIFF, where=[("cpu_mhz", "451"), ("latency_ms", "0")])
+    assert len(as_int.runs) == len(as_text.runs) > 0
+    assert as_int.space.names == as_text.space.names
+    assert {a[0] for a in as_int.runs} == {451.0}
+
+
+@pytest.mark.parametrize("extra", [[], ["--attributes", "cpu_mhz,mem_mb"]])
+def test_where_without_a_match_says_so_naming_the_filter(capsys, extra) -> None:
+    assert main(["replay", str(CLIFF), "--quiet", "--where", "cpu_mhz=12345", *extra]) == 2
+    line = one_error_line(capsys)
+    assert "no data rows match the --where filters cpu_mhz=12345" in line
+    assert "451.0" in line and "no numeric attribute" not in line
+
+
+def _kinds_csv(path: Path) -> Path:
+    rows = ["cpu,mem,kind,T"]
+    for cpu in (1, 2, 3, 4):
+        for mem in (1, 2, 3):
+            for kind, extra in (("a", 0), ("b", 5), ("c", 9)):
+                rows.append(f"{cpu},{mem},{kind},{100 / cpu + 10 * mem + extra}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_where_on_a_categorical_column_matches_category_names(tmp_path) -> None:
+    path = _kinds_csv(tmp_path / "kinds.csv")
+    ds = load_dataset(path, where=[("kind", "b")], categorical=["kind"])
+    assert len(ds.runs) == 12 and ds.categories == {"kind": ("b",)}
+
+
+# -- 4. --categorical ------------------------------------------------------------------
+def test_the_time_column_cannot_be_categorical(capsys) -> None:
+    assert main(["replay", str(CLIFF), "--quiet", "--categorical", "T"]) == 2
+    line = one_error_line(capsys)
+    assert "'T' is the run-time column" in line and "more than 50" not in line
+
+
+def test_categorical_must_be_among_the_named_attributes(capsys) -> None:
+    assert main(["replay", str(CLIFF), "--quiet", "--attributes", "cpu_mhz,mem_mb",
+                 "--categorical", "latency_ms"]) == 2
+    line = one_error_line(capsys)
+    assert "--categorical column 'latency_ms' is not among --attributes" in line
+    assert "valid: cpu_mhz, mem_mb" in line
