@@ -274,3 +274,16 @@ def test_an_interruption_names_ctrl_c_or_the_signal_never_empty_brackets(monkeyp
     monkeypatch.setattr(datasets, "cmd_list", interrupted)
     assert cli.main(["datasets"]) == 130
     assert capsys.readouterr().err.strip() == "nimo datasets: interrupted (Ctrl-C)"
+
+
+def test_a_busy_campaign_is_reported_by_the_command_that_met_it(capsys):
+    from workbench.cli.campaign import run_campaign
+    from workbench.exitstatus import Exit
+    from workbench.ownership import Busy
+
+    def busy():
+        raise Busy("campaign 'x' is run by pid 7 on h")
+
+    assert run_campaign(busy, "x", lambda doc, judged: None, command="replay") == Exit.BUSY
+    assert capsys.readouterr().err.strip() == ("nimo replay: busy: campaign 'x' is run by "
+                                               "pid 7 on h")

@@ -141,7 +141,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 Summarize = Callable[[dict[str, Any], Any], None]
 
 
-def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize) -> int:
+def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize,
+                 command: str = "campaign") -> int:
     """Run ``call`` (a campaign), print its summary and return its exit status
     (``workbench.exitstatus``): SIGTERM/SIGHUP interrupt it like Ctrl-C."""
     from workbench.executor.stops import FailureBudgetExceeded
@@ -160,7 +161,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
         with signals_interrupt():
             result = call()
     except Busy as e:
-        print(f"nimo campaign: busy: {e}", file=sys.stderr)
+        print(f"nimo {command}: busy: {e}", file=sys.stderr)
         return int(Exit.BUSY)
     except KeyboardInterrupt as e:
         again = f"; continue with `nimo campaign resume {name}`" if name else ""

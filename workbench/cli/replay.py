@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             write_json(result, args.json)
         return result
 
-    return run_campaign(campaign, args.name, summarize)
+    return run_campaign(campaign, args.name, summarize, command="replay")
 
 
 def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int) -> None:
