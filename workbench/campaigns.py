@@ -115,7 +115,7 @@ def resume(
     is given. With ``doctor``, a live campaign's hosts are checked first.
     """
     check_json_target(json_out)
-    store = open_store(store_url)
+    store = open_store(store_url, create=False)  # a mistyped store is named, never made
     try:
         info = store.campaign(name)
         with _owning(store, presence, name) as me:

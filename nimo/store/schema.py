@@ -6,7 +6,11 @@ A store records its schema version in ``nimo_schema`` (one row). Opening a store
 * an older store (version 1 is a store from before versions were recorded: it has
   ``nimo_campaigns`` but no ``nimo_schema``): the migrations from its version up to
   ``SCHEMA_VERSION`` run, in one transaction, and the new version is recorded;
-* a newer store (written by a later nimo): refused with one line, nothing changed.
+* a newer store (written by a later nimo): refused with one line, nothing changed;
+* a current store is only read (a reader may lack write permission).
+
+Creating and upgrading hold the store's write lock from the first look (``_schema_lock``),
+so that processes opening a new store at the same moment create it once.
 
 A schema change adds ``MIGRATIONS[v]`` (upgrades version v to v + 1, as SQL on the
 connection) and bumps ``SCHEMA_VERSION``.
@@ -15,9 +19,10 @@ connection) and bumps ``SCHEMA_VERSION``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 
-from sqlalchemy import Column, Float, Integer, MetaData, Table, inspect, select
+from sqlalchemy import Column, Float, Integer, MetaData, Table, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -26,6 +31,7 @@ from nimo.errors import StoreError
 SCHEMA_VERSION = 3
 SCHEMA_TABLE = "nimo_schema"
 LEGACY_MARKER = "nimo_campaigns"  # present in every store, versioned or not
+_LOCK_KEY = 0x4E494D4F  # "NIMO": the PostgreSQL advisory lock creating or upgrading a store
 
 _meta = MetaData()
 schema_table = Table(
@@ -60,15 +66,25 @@ def stored_version(conn: Connection) -> int | None:
     return 1 if LEGACY_MARKER in names else None
 
 
-def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], url: str) -> int:
+def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], url: str,
+                  *, create: bool = True, tables: Collection[str] = ()) -> int:
     """Create, upgrade or refuse the store's schema (see the module); returns the version
-    the store had when opened (None read as the current one)."""
-    with engine.begin() as conn:
+    the store had when opened (None read as the current one). A current store holding all
+    ``tables`` is only read; with ``create`` False a database without NIMO tables is
+    refused, not filled."""
+    with engine.connect() as conn:
         found = stored_version(conn)
-        if found is not None and found > SCHEMA_VERSION:
-            raise StoreError(
-                f"store {url} has schema version {found}, newer than this nimo's "
-                f"{SCHEMA_VERSION}", hint="upgrade nimo to use this store")
+        complete = set(tables) <= set(inspect(conn).get_table_names())
+        conn.rollback()
+    _refuse_newer(found, url)
+    if found == SCHEMA_VERSION and complete:
+        return found
+    if found is None and not create:
+        raise StoreError(f"{url} is not a NIMO store: it has no nimo tables",
+                         hint="check --store or $NIMO_STORE_URL")
+    with _schema_lock(engine) as conn:
+        found = stored_version(conn)  # again: another process may have created it meanwhile
+        _refuse_newer(found, url)
         create_tables(conn)
         _meta.create_all(conn)
         for v in range(found or SCHEMA_VERSION, SCHEMA_VERSION):
@@ -76,6 +92,32 @@ def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], u
         if found != SCHEMA_VERSION:
             _record(conn, found)
     return found or SCHEMA_VERSION
+
+
+def _refuse_newer(found: int | None, url: str) -> None:
+    if found is not None and found > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {url} has schema version {found}, newer than this nimo's "
+            f"{SCHEMA_VERSION}", hint="upgrade nimo to use this store")
+
+
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[Connection]:
+    """A transaction that holds the store's write lock from its start, so that processes
+    creating or upgrading the same store do it one after the other (each re-reads the
+    version inside): SQLite ``BEGIN IMMEDIATE`` (waits up to the busy timeout; pysqlite would
+    run the DDL outside any transaction), PostgreSQL a transaction-scoped advisory lock."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif engine.dialect.name == "postgresql":
+            conn.execute(text(f"SELECT pg_advisory_xact_lock({_LOCK_KEY})"))
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
 
 
 def _record(conn: Connection, found: int | None) -> None:

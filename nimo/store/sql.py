@@ -7,6 +7,8 @@ are mapped to records in ``nimo.store.convert`` only.
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -40,9 +42,12 @@ from nimo.store.urls import (
     default_url,
     mask_url,
     normalise_url,
+    reader_uri,
     refuse_missing_file,
     scrub,
 )
+
+_WAL_TRIES = 200  # 10 s in steps of 50 ms
 
 
 class SqlStore(SqlHostObjects, SqlOwnership, Store):
@@ -50,26 +55,23 @@ class SqlStore(SqlHostObjects, SqlOwnership, Store):
 
     def __init__(self, url: str | None = None, *, create: bool = True) -> None:
         """Open the store at ``url`` (default ``default_url()``), creating or upgrading its
-        tables (``nimo.store.schema``). With ``create`` False a SQLite file that does not
-        exist is an error instead of a new empty store (read-only commands)."""
+        tables (``nimo.store.schema``). With ``create`` False (read-only commands) a SQLite
+        file that does not exist, or a database without NIMO tables, is an error instead of
+        a new empty store, and a current store is only read."""
         raw = url or default_url()
         self.url = mask_url(raw)
         try:
             sa_url = normalise_url(raw)
-            is_sqlite = sa_url.startswith("sqlite")
             if not create:
                 refuse_missing_file(sa_url, self.url)
-            elif is_sqlite:
+            elif sa_url.startswith("sqlite"):
                 create_private_file(sa_url)  # 0600: a store holds hosts, specs and results
-            args: dict[str, Any] = {"timeout": 60, "check_same_thread": False} if is_sqlite else {
-                "connect_timeout": 10
-            }
-            self.engine: Engine = create_engine(sa_url, connect_args=args, pool_pre_ping=True)
-            if is_sqlite:
-                event.listen(self.engine, "connect", _sqlite_pragmas)
+            uri = None if create else reader_uri(sa_url, self.url)
+            self.engine: Engine = _engine(sa_url, wal=create, uri=uri)
             self.schema_found = ensure_schema(
-                self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url)
-        except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError) as e:
+                self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url,
+                create=create, tables=list(SQLModel.metadata.tables))
+        except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError, OSError) as e:
             raise StoreError(f"cannot open store {self.url}: {scrub(one_line(e), raw)}") from e
 
     # -- plumbing --------------------------------------------------------------------
@@ -332,11 +334,34 @@ class SqlStore(SqlHostObjects, SqlOwnership, Store):
             return [convert.model_version(r) for r in rows]
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    """Foreign keys on; write-ahead logging (kept in the file), so that the readers and the
-    one writer of several processes (CLI campaigns, services, heartbeats) never block each
-    other: in the default rollback journal, a commit waits for every reader."""
+def _engine(sa_url: str, *, wal: bool, uri: str | None = None) -> Engine:
+    """The engine of ``sa_url``; SQLite: its pragmas (``wal``: switch to write-ahead
+    logging) and, with ``uri``, connections opened by that SQLite URI instead."""
+    if not sa_url.startswith("sqlite"):
+        return create_engine(sa_url, connect_args={"connect_timeout": 10}, pool_pre_ping=True)
+    args: dict[str, Any] = {"timeout": 60, "check_same_thread": False}
+    if uri is None:
+        engine = create_engine(sa_url, connect_args=args, pool_pre_ping=True)
+    else:
+        engine = create_engine(sa_url, pool_pre_ping=True,
+                               creator=lambda: sqlite3.connect(uri, uri=True, **args))
+    event.listen(engine, "connect", functools.partial(_sqlite_pragmas, wal=wal))
+    return engine
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any, *, wal: bool) -> None:
+    """Foreign keys on; with ``wal``, write-ahead logging (kept in the file), so that the
+    readers and the one writer of several processes (CLI campaigns, services, heartbeats)
+    never block each other: in the default rollback journal, a commit waits for every
+    reader. Readers leave the mode as it is (switching is a write)."""
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA journal_mode=WAL")
+    for attempt in range(_WAL_TRIES if wal else 0):
+        try:  # the switch of a new file fails, not waits, while another process switches it
+            cur.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or attempt == _WAL_TRIES - 1:
+                raise
+            time.sleep(0.05)
     cur.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -129,6 +129,48 @@ def refuse_missing_file(url: str, shown: str) -> None:
     if not Path(parsed.database or "").is_file():
         raise StoreError(f"no store at {shown}: {parsed.database} does not exist",
                          hint="check --store or $NIMO_STORE_URL")
+
+
+def reader_uri(url: str, shown: str) -> str | None:
+    """How a reader opens the SQLite store file of ``url`` that this user may not write
+    (None: as usual): ``mode=ro``, so that SQLite writes nothing. A write-ahead-logged file
+    that no process has open (no ``-shm``) is read ``immutable``: else SQLite would create
+    a ``-shm`` and ``-wal`` beside it, owned by this user, that lock its owner out. An
+    unfolded log there is refused (``immutable`` would not read it)."""
+    database = _file_of(url)
+    if database is None or os.access(database, os.W_OK) or not os.access(database, os.R_OK):
+        return None  # SQLite reports an unreadable file in its own words
+    uri = f"file:{quote(str(Path(database).resolve()))}?mode=ro"
+    if Path(f"{database}-shm").exists() or not _is_wal(database):
+        return uri
+    if any(_holds_data(f"{database}{end}") for end in ("-wal", "-journal")):
+        raise StoreError(f"cannot read store {shown}: this user may not write it, and its "
+                         "log holds data that only a writer can fold in",
+                         hint="read it as its owner, or have the owner open it once")
+    return uri + "&immutable=1"
+
+
+def _file_of(url: str) -> str | None:
+    """The file of a SQLite ``url`` (None: another backend, in memory or a SQLite URI)."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return None
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in IN_MEMORY:
+        return None
+    return None if database.startswith("file:") else database
+
+
+def _is_wal(database: str) -> bool:
+    """Whether the SQLite file is in write-ahead-log mode (header byte 18 is 2)."""
+    with open(database, "rb") as f:
+        header = f.read(20)
+    return len(header) == 20 and header[18] == 2
+
+
+def _holds_data(path: str) -> bool:
+    return os.path.isfile(path) and os.path.getsize(path) > 0
 
 
 def create_private_file(url: str) -> None:
