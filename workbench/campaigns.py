@@ -43,7 +43,7 @@ from nimo.records import (
 from nimo.records.campaigns import check_campaign_name
 from nimo.runner import Runner, RunnerWrapper
 from nimo.store import Store, open_store
-from nimo.store.urls import refuse_in_memory
+from nimo.store.urls import check_url, refuse_in_memory
 from workbench.cli.progress import ProgressTable
 from workbench.fingerprint import SPEC_KEY, check_unchanged, meaning_of_file
 from workbench.ownership import Presence
@@ -89,6 +89,8 @@ def launch_live(
     ``final.holdout_mape_pct`` and ``final.overhead_s_per_run``. With ``doctor``, the hosts
     are checked first (``workbench.doctor.preflight``): a blocker stops it before any run."""
     check_json_target(json_out)
+    if store_url is not None:  # a malformed URL is named now, not after the hosts' checks
+        check_url(store_url)
     if doctor:
         preflight(inventory_path)
     entry = runner_entry(CampaignKind.LIVE)

@@ -229,3 +229,15 @@ def test_an_interrupt_while_the_result_is_made_marks_the_campaign_interrupted(
         assert result.stopped_because == "budget"
         with open_store(url) as store:
             assert store.campaign(name).status == "done"
+
+
+def test_a_malformed_store_url_is_named_before_the_hosts_are_checked(monkeypatch) -> None:
+    """The doctor can take seconds per unreachable host; a typo in --store is said first."""
+    from nimo.errors import StoreError
+
+    checked: list[str] = []
+    monkeypatch.setattr(campaigns, "preflight", lambda path: checked.append(str(path)))
+    with pytest.raises(StoreError, match="port 'x' is not a number"):
+        campaigns.launch_live(EXAMPLE, store_url="postgresql://u@h:x/db", name="m",
+                              doctor=True, progress=False)
+    assert checked == []
