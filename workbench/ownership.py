@@ -69,6 +69,22 @@ def stale_s() -> float:
     return max(_seconds(STALE_ENV, 30.0), 3 * heartbeat_s())
 
 
+def pid_gone_here(owner_id: str) -> bool:
+    """True if ``owner_id`` ran on this kernel and pid namespace and its pid is gone."""
+    parts = owner_id.rsplit(":", 3)
+    if len(parts) != 4 or parts[2] != _machine() or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    return pid != os.getpid() and not pid_alive(pid)
+
+
+def owner_gone(owner: Owner | None, now: float) -> bool:
+    """True when no live process holds a campaign: no owner, a stale heartbeat, or a pid
+    gone on this machine (a campaign then still reads ``running`` in the store)."""
+    return (owner is None or now - owner.heartbeat_at > stale_s()
+            or pid_gone_here(owner.id))
+
+
 @functools.cache
 def _machine() -> str:
     """A token of this kernel boot and pid namespace ("" when unknown): pids compare only
@@ -160,11 +176,7 @@ class Presence:
     def _reap_if_gone(self, owner_id: str) -> bool:
         """Drop ``owner_id`` if it ran on this kernel and pid namespace and its pid is gone
         (its heartbeat would go stale anyway); True if dropped."""
-        parts = owner_id.rsplit(":", 3)
-        if len(parts) != 4 or parts[2] != _machine() or not parts[1].isdigit():
-            return False
-        pid = int(parts[1])
-        if pid == os.getpid() or pid_alive(pid):
+        if not pid_gone_here(owner_id):
             return False
         self.store.drop_owner(owner_id)
         return True

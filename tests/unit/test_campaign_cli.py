@@ -222,3 +222,30 @@ def test_submit_refuses_hosts_the_inventory_does_not_have(tmp_path, capsys) -> N
     err = capsys.readouterr().err.strip()
     assert err.startswith("nimo campaign: error: --hosts: nope not in ") and "\n" not in err
     assert "(valid: " in err and "compute1" in err.split("(valid: ")[1]
+
+
+def test_a_running_campaign_whose_process_is_gone_is_shown_as_orphaned(tmp_path, capsys):
+    """A SIGKILLed campaign stays `running` in the store; status and list say that no live
+    process runs it and how to continue, while one with a live owner reads as before."""
+    from nimo.records import CampaignStatus
+    from workbench.cli.campaign_show import orphaned
+    from workbench.ownership import Presence
+
+    url = f"sqlite:///{tmp_path}/o.db"
+    with open_store(url) as store:
+        store.create_campaign("k", "replay", design={}, seed=1, spec={})
+        store.set_status("k", CampaignStatus.RUNNING)
+        with Presence(store) as me:
+            me.claim("k")
+            assert not orphaned(store, store.campaign("k"))
+            assert main(["campaign", "list", "--store", url]) == 0
+            assert "running " in capsys.readouterr().out
+        assert orphaned(store, store.campaign("k"))  # its owner left without finishing
+    assert main(["campaign", "list", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert "running*" in out and "no live process runs it" in out
+    assert main(["campaign", "status", "k", "--store", url]) == 0
+    assert "`nimo campaign resume k` continues it" in capsys.readouterr().out
+    with open_store(url) as store:
+        store.set_status("k", CampaignStatus.DONE)
+        assert not orphaned(store, store.campaign("k"))  # over: nothing to continue

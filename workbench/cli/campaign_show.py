@@ -85,6 +85,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "name": info.name, "kind": str(info.kind), "seed": info.seed,
         "design": {"name": info.design.get("name"), "batch": info.design.get("batch") or 1},
         "status": str(info.status), "stopped_because": info.stopped_because,
+        "orphaned": orphaned(store, info),
         "runs": dict(sorted(Counter(r.status.stored for r in runs).items())),
         "samples": sum(r.sample is not None for r in runs),
         "learning_s": last.acquisition_s if last else None,
@@ -103,6 +104,19 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "family": {k: v for k, v in (info.spec.get("family_result") or {}).items()
                    if k != "model"} or None,
     }
+
+
+def orphaned(store: Any, info: Any) -> bool:
+    """True when the store says the campaign is in progress but no live process runs it
+    (killed, or its machine lost): resume continues it."""
+    from workbench.ownership import owner_gone
+
+    return bool(info.status.active) and owner_gone(store.campaign_owner(info.name),
+                                                   time.time())
+
+
+ORPHANED = ("no live process runs it (killed, or its machine lost); "
+            "`nimo campaign resume {name}` continues it")
 
 
 def latest_errors(last: Any, final: Any) -> dict[str, Any]:
@@ -131,7 +145,8 @@ def status_lines(d: Mapping[str, Any]) -> list[str]:
 
     lines = [f"campaign  {d['name']} ({d['kind']}, seed {d['seed']})",
              f"status    {d['status']}" + (f" - {d['stopped_because']}"
-                                          if d["stopped_because"] else ""),
+                                          if d["stopped_because"] else "")
+             + (" - " + ORPHANED.format(name=d["name"]) if d.get("orphaned") else ""),
              f"design    {d['design']['name']}, {batch_words(d['design']['batch'])}",
              "runs      " + (", ".join(f"{k} {v}" for k, v in d["runs"].items()) or "none"),
              f"samples   {d['samples']}"]
@@ -219,9 +234,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     with _open(args.store) as store:
         campaigns = store.campaigns()
         counts = {c.name: len(store.iterations(c.name)) for c in campaigns}
+        lost = {c.name for c in campaigns if orphaned(store, c)}
         url = store.url
     if args.format == "json":
         _dump([{"name": c.name, "kind": str(c.kind), "status": str(c.status),
+                "orphaned": c.name in lost,
                 "runs": counts[c.name], "seed": c.seed, "stopped_because": c.stopped_because,
                 "created_at": c.created_at, "updated_at": c.updated_at} for c in campaigns])
         return 0
@@ -232,7 +249,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'name':<{width}}  {'kind':<6} {'status':<11} {'runs':>5}  updated")
     for c in campaigns:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
-        print(f"{c.name:<{width}}  {c.kind:<6} {c.status:<11} {counts[c.name]:>5}  {when}")
+        shown = f"{c.status}*" if c.name in lost else str(c.status)
+        print(f"{c.name:<{width}}  {c.kind:<6} {shown:<11} {counts[c.name]:>5}  {when}")
+    if lost:
+        print("* " + ORPHANED.format(name="NAME"))
     return 0
 
 
