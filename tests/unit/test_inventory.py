@@ -224,6 +224,10 @@ def test_hosts_from_reads_another_inventory(tmp_path):
     assert [h.name for h in inv.hosts] == ["compute1", "storage1"]
     doc["hosts"] = base()["hosts"]
     assert "hosts_from: cannot be combined with hosts" in error(tmp_path, doc)
+    lab.write_text("[1, 2]\n")  # an error in the file pointed to names both files
+    del doc["hosts"]
+    msg = error(tmp_path, doc)  # starts with this inventory's path
+    assert f"inv.yaml: hosts_from: {lab}: must be a mapping" in msg, msg
 
 
 def test_parse_inventory_rejects_non_mapping():

@@ -37,7 +37,11 @@ def parse_hosts(ck: Checker, top: Mapping[str, Any], base: Path) -> tuple[Host, 
     if "hosts" in top and "hosts_from" in top:
         raise ck.fail("hosts_from", "cannot be combined with hosts", "valid: one of the two")
     if "hosts_from" in top:
-        return load_inventory_hosts(base / Text().parse(ck, "hosts_from", top["hosts_from"]))
+        target = base / Text().parse(ck, "hosts_from", top["hosts_from"])
+        try:
+            return load_inventory_hosts(target)
+        except InventoryError as e:  # name the inventory that points there, and the key
+            raise InventoryError(f"{ck.source}: hosts_from: {e.message}", hint=e.hint) from None
     raw = ck.non_empty_list(ck.required(top, "", "hosts"), "hosts")
     files = {"key_file": LocalFile(base), "known_hosts": LocalFile(base)}
     hosts = [ck.section(Host, h, f"hosts[{i}]", files) for i, h in enumerate(raw)]
