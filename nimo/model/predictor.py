@@ -167,7 +167,8 @@ class FittedPredictor:
         if self.response == "log":
             with np.errstate(over="ignore"):
                 return v * self._back(eta) ** 2
-        return v * self.y_scale**2
+        with np.errstate(over="ignore"):  # a T near the float limit: inf, not an error
+            return v * np.float64(self.y_scale) ** 2
 
     # -- leave-one-out ---------------------------------------------------------------
     def loo_predictions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -145,3 +145,21 @@ def test_categorical_must_be_among_the_named_attributes(capsys) -> None:
     line = one_error_line(capsys)
     assert "--categorical column 'latency_ms' is not among --attributes" in line
     assert "valid: cpu_mhz, mem_mb" in line
+
+
+def test_run_times_near_the_float_limit_replay_without_a_traceback(tmp_path, capsys):
+    """T around 1e300 s: the variance overflowed a Python float (OverflowError traceback),
+    and the summary printed a learning time of 300 digits."""
+    rows = ["a,b,T"] + [f"{a},{b},{1e300 * (1 + a / b):.6e}" for a in range(1, 7)
+                        for b in range(1, 7)]
+    data = tmp_path / "huge.csv"
+    data.write_text("\n".join(rows) + "\n")
+    assert main(["replay", str(data), "--seed", "1", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Error" not in err
+    summary = out.strip().splitlines()[0]
+    assert " h = " in summary and len(summary) < 400, summary
+    from workbench.cli.progress import format_duration, format_hours
+
+    assert format_hours(7.3 * 3600) == "7.30 h" and format_hours(3.6e303) == "1e+300 h"
+    assert format_duration(7.3 * 3600) == "7.30h" and format_duration(3.6e303) == "1e+300h"

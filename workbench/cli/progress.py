@@ -147,12 +147,19 @@ def format_record(r: IterationRecord, categories: Categories | None = None) -> s
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as ``42s``, ``1.5m`` or ``2.00h``."""
+    """Seconds as ``42s``, ``1.5m``, ``2.00h``, or ``3.1e+07h`` beyond a million hours."""
     if seconds < 60:
         return f"{seconds:.0f}s"
     if seconds < 3600:
         return f"{seconds / 60:.1f}m"
-    return f"{seconds / 3600:.2f}h"
+    hours = seconds / 3600
+    return f"{hours:.2f}h" if hours < 1e6 else f"{hours:.2g}h"
+
+
+def format_hours(seconds: float) -> str:
+    """Seconds as hours, ``7.30 h`` (``3.1e+07 h`` beyond a million hours)."""
+    hours = seconds / 3600
+    return f"{hours:.2f} h" if hours < 1e6 else f"{hours:.2g} h"
 
 
 def format_pct(v: float | None) -> str:

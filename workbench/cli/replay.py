@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int) -> None:
     """Failures first, then the design's runs, learning time and accuracy, then warnings."""
+    from workbench.cli.progress import format_hours
     from workbench.exitstatus import stop_kind
 
     final = doc["final"]
@@ -78,8 +79,8 @@ def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int)
     mape = final["external_mape_pct"]
     reason = doc["stopped_because"]
     print(f"design {design}: {final['runs']} runs, learning time "
-          f"{final['acquisition_s'] / 3600:.2f} h = {share:.1f}% of all-samples "
-          f"{(final['all_samples_s'] or 0) / 3600:.2f} h; external MAPE "
+          f"{format_hours(final['acquisition_s'])} = {share:.1f}% of all-samples "
+          f"{format_hours(final['all_samples_s'] or 0)}; external MAPE "
           f"{'-' if mape is None else f'{mape:.1f}%'} on {external} assignments; "
           f"stopped by {stop_kind(reason)}: {reason}", file=sys.stdout)
     median = final.get("external_median_ape_pct")
