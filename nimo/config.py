@@ -209,7 +209,7 @@ def finite(ck: Checker, key: str, value: Any) -> float:
     """``value`` as a finite float: NaN, infinities (``.nan``, ``.inf``) and numbers too large
     for a float are refused, as is anything that is not a number (a bool is not)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ck.fail(key, f"must be a number, got {type_name(value)}")
+        raise ck.fail(key, f"must be a number, got {type_name(value)}", _yaml_exponent(value))
     try:
         number = float(value)
     except OverflowError:
@@ -218,6 +218,17 @@ def finite(ck: Checker, key: str, value: Any) -> float:
         shown = "a number too large" if isinstance(value, int) else repr(value)
         raise ck.fail(key, f"{shown} is not a finite number", "valid: a finite number")
     return number
+
+
+def _yaml_exponent(value: Any) -> str | None:
+    """The hint for a number YAML read as text: ``1e308`` needs a dot (``1.0e308``)."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return None
+        return f"YAML reads {value!r} as text; write it with a dot, e.g. 1.0e5"
+    return None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,9 @@ BAD = [
     (Number(0, lo_open=True), 0, "0 is out of range", "valid: > 0"),
     (Number(), True, "must be a number, got bool", None),
     (Number(), "1", "must be a number, got str", None),
+    # YAML 1.1 reads 1e308 (no dot) as a string: the hint says how to write it
+    (Number(), "1e308", "must be a number, got str", "YAML reads '1e308' as text; write it "
+     "with a dot, e.g. 1.0e5"),
     # non-finite numbers (YAML .nan, .inf) are never a level, a timeout or a budget
     (Number(), float("nan"), "nan is not a finite number", "valid: a finite number"),
     (Number(0, lo_open=True), float("inf"), "inf is not a finite number", None),
