@@ -95,6 +95,11 @@ def launch_live(
         preflight(inventory_path)
     entry = runner_entry(CampaignKind.LIVE)
     runner = entry.build({"inventory": str(Path(inventory_path).resolve())})
+    size = len(runner.space.candidates)
+    if holdout >= size:  # the holdout runs assignments learning left unused
+        runner.close()
+        raise ConfigError(f"--holdout {holdout}: {inventory_path} has {size} assignments, "
+                          "and learning uses some of them", hint=f"valid: fewer than {size}")
     spec = {**entry.stored_spec(runner.spec()), "holdout": int(holdout),
             "hosts": list(runner.hosts)}
     return _launch(CampaignKind.LIVE, runner, design, seed, spec, store_url, name, json_out,

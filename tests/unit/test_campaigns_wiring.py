@@ -241,3 +241,13 @@ def test_a_malformed_store_url_is_named_before_the_hosts_are_checked(monkeypatch
         campaigns.launch_live(EXAMPLE, store_url="postgresql://u@h:x/db", name="m",
                               doctor=True, progress=False)
     assert checked == []
+
+
+def test_a_holdout_as_large_as_the_space_is_refused_before_anything_is_stored(tmp_path):
+    from nimo.errors import ConfigError
+
+    url = f"sqlite:///{tmp_path}/h.db"
+    with pytest.raises(ConfigError, match=r"--holdout 100000: .* has \d+ assignments"):
+        campaigns.launch_live(EXAMPLE, holdout=100000, store_url=url, name="big",
+                              progress=False)
+    assert not (tmp_path / "h.db").exists()
