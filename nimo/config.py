@@ -161,7 +161,7 @@ class Text(Kind):
             raise ck.fail(key, f"must be a non-empty string, got {type_name(value)}")
         if "\0" in value:
             raise ck.fail(key, f"{value!r} contains a NUL character", "valid: text without NUL")
-        if self.pattern is not None and not self.pattern.match(value):
+        if self.pattern is not None and not self.pattern.fullmatch(value):
             hint = self.hint or f"must match {self.pattern.pattern}"
             raise ck.fail(key, f"{value!r} is not valid", hint)
         return value
@@ -170,18 +170,24 @@ class Text(Kind):
 @dataclass(frozen=True)
 class AbsPath(Kind):
     """An absolute path (a string starting with ``/``) without a backslash or a control
-    character (a newline, a tab: ``/proc/mounts`` and the hosts' marker files escape them,
-    so a run would fail on them much later)."""
+    character (:func:`plain_path`)."""
 
     def parse(self, ck: Checker, key: str, value: Any) -> str:
         path = Text().parse(ck, key, value)
         if not path.startswith("/"):
             raise ck.fail(key, f"{path!r} is not an absolute path",
                           "valid: a path starting with /")
-        if "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
-            raise ck.fail(key, f"{path!r} contains a backslash or a control character",
-                          "valid: a path without backslashes, tabs or newlines")
-        return path
+        return plain_path(ck, key, path)
+
+
+def plain_path(ck: Checker, key: str, path: str) -> str:
+    """``path`` unless it holds a backslash or a control character (a newline, a tab):
+    ``/proc/mounts`` and the hosts' marker files escape them, so a run would fail much
+    later."""
+    if "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise ck.fail(key, f"{path!r} contains a backslash or a control character",
+                      "valid: a path without backslashes, tabs or newlines")
+    return path
 
 
 @dataclass(frozen=True)
@@ -221,14 +227,14 @@ def finite(ck: Checker, key: str, value: Any) -> float:
 
 
 def _yaml_exponent(value: Any) -> str | None:
-    """The hint for a number YAML read as text: ``1e308`` needs a dot (``1.0e308``)."""
-    if isinstance(value, str):
-        try:
-            float(value)
-        except ValueError:
-            return None
-        return f"YAML reads {value!r} as text; write it with a dot, e.g. 1.0e5"
-    return None
+    """The hint for a number in exponent form that YAML 1.1 read as text: it needs a dot
+    and a signed exponent (``1e308`` and ``1.0e5`` are text, ``1.0e+308`` a number)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[-+]?[0-9.]+[eE][-+]?[0-9]+", value):
+        return None
+    mantissa, _, exponent = value.lower().partition("e")
+    number = (mantissa if "." in mantissa else f"{mantissa}.0") + "e" + (
+        exponent if exponent[0] in "+-" else f"+{exponent}")
+    return f"YAML reads {value!r} as text; write {number}"
 
 
 @dataclass(frozen=True)

@@ -89,8 +89,9 @@ def launch_live(
     ``final.holdout_mape_pct`` and ``final.overhead_s_per_run``. With ``doctor``, the hosts
     are checked first (``workbench.doctor.preflight``): a blocker stops it before any run."""
     check_json_target(json_out)
-    if store_url is not None:  # a malformed URL is named now, not after the hosts' checks
+    if store_url is not None:  # a bad URL is named now, not after the hosts' checks
         check_url(store_url)
+        refuse_in_memory(store_url)
     if doctor:
         preflight(inventory_path)
     entry = runner_entry(CampaignKind.LIVE)

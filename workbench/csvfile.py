@@ -97,32 +97,23 @@ def numbers(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequen
     return tuple(number(p, line, n, row[i], hint) for n, i in zip(names, idx, strict=True))
 
 
-def finite(text: str) -> float | None:
-    """The finite number ``text`` holds, else None."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 class RowFilter:
-    """The ``--where`` filters COL=VALUE. A cell matches as text or, when it and VALUE are
-    both finite numbers, as a number (``451`` matches ``451.0``). A few of the values each
-    filtered column holds in rejected rows are kept (``seen``) for the no-match error."""
+    """The ``--where`` filters COL=VALUE: a cell matches when its text is VALUE (``451``
+    does not match ``451.0``, nor ``1.1`` match ``1.10``: a column of build or version
+    names must not merge rows). A few of the values each filtered column holds in rejected
+    rows are kept (``seen``) for the no-match error, which shows how they are written."""
 
     SHOWN = 5
 
     def __init__(self, header: Sequence[str], where: Sequence[tuple[str, str]]) -> None:
         col = {h: i for i, h in enumerate(header)}
         self.where = [(c, v) for c, v in where if c in col]
-        self.filters = [(col[c], v, finite(v)) for c, v in self.where]
+        self.filters = [(col[c], v) for c, v in self.where]
         self.seen: list[list[str]] = [[] for _ in self.filters]
 
     def keeps(self, row: Sequence[str]) -> bool:
-        cells = [(row[i] if i < len(row) else "").strip() for i, _, _ in self.filters]
-        if all(c == v or (x is not None and finite(c) == x)
-               for c, (_, v, x) in zip(cells, self.filters, strict=True)):
+        cells = [(row[i] if i < len(row) else "").strip() for i, _ in self.filters]
+        if all(c == v for c, (_, v) in zip(cells, self.filters, strict=True)):
             return True
         for seen, c in zip(self.seen, cells, strict=True):
             if len(seen) <= self.SHOWN and c not in seen:  # one more: are there more?

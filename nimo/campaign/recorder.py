@@ -55,7 +55,8 @@ class StoreRecorder(Observer):
         the runs in flight too (a second interrupt sets ``hosts_dirty`` on the error: they
         stay in flight, so a resume cleans their hosts first)."""
         with contextlib.suppress(NimoError):
-            reason = one_line(error, with_type=True)
+            reason = ((str(error) or "Ctrl-C") if isinstance(error, KeyboardInterrupt)
+                      else one_line(error, with_type=True))  # Ctrl-C, or signal N
             self._start()
             self.store.set_status(self.name, CampaignStatus.INTERRUPTED, stopped_because=reason)
             if isinstance(error, KeyboardInterrupt) and not getattr(error, "hosts_dirty", False):

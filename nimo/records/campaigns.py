@@ -12,13 +12,13 @@ from nimo.errors import ConfigError, StoreError
 from nimo.records.runs import RunOutcome, RunPurpose, RunRequest, RunStatus
 from nimo.records.samples import Sample
 
-CAMPAIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:@-]{0,99}$")
+CAMPAIGN_NAME = re.compile(r"[^\W_][\w.+:@-]{0,99}")  # letters of any alphabet
 
 
 def check_campaign_name(name: str) -> str:
     """``name`` if it can name a campaign (it is a table cell, a command argument and part
     of a resume hint); ``ConfigError`` naming it and the valid form otherwise."""
-    if not CAMPAIGN_NAME.match(name):
+    if not CAMPAIGN_NAME.fullmatch(name):
         raise ConfigError(f"campaign name {name[:60]!r}{'...' if len(name) > 60 else ''} is "
                           "not valid", hint="valid: 1-100 letters, digits and . _ - + : @, "
                           "starting with a letter or digit")

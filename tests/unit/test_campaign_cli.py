@@ -197,7 +197,8 @@ def test_samples_csv_replays(campaign, tmp_path, capsys) -> None:
     assert main(["campaign", "samples", "nope", "--store", url]) == 2
 
 
-@pytest.mark.parametrize("name", ["", "a\nb", "x" * 5000, "-dash", "with space", "a/b"])
+@pytest.mark.parametrize("name", ["", "a\nb", "nl\n", "x" * 5000, "-dash", "with space",
+                                  "a/b", "_x"])
 def test_a_campaign_name_that_would_break_tables_or_commands_is_refused(
         campaign, tmp_path, capsys, name) -> None:
     _, root = campaign
@@ -249,3 +250,11 @@ def test_a_running_campaign_whose_process_is_gone_is_shown_as_orphaned(tmp_path,
     with open_store(url) as store:
         store.set_status("k", CampaignStatus.DONE)
         assert not orphaned(store, store.campaign("k"))  # over: nothing to continue
+
+
+@pytest.mark.parametrize("name", ["exp_1.2", "run-2026-11-29", "A", "nimo@host", "a+b:c",
+                                  "Ünïcode", "é"])
+def test_campaign_names_people_use_are_accepted(name) -> None:
+    from nimo.records.campaigns import check_campaign_name
+
+    assert check_campaign_name(name) == name

@@ -67,6 +67,9 @@ BAD = [
     (Text(re.compile(r"^[a-z]+$"), "valid: lower case"), "A1", "'A1' is not valid",
      "valid: lower case"),
     (Text(re.compile(r"^[a-z]+$")), "A1", "'A1' is not valid", "must match ^[a-z]+$"),
+    # $ matches before a final newline: the whole value must match
+    (Text(re.compile(r"^[a-z]+$"), "valid: lower case"), "abc\n", "'abc\\n' is not valid",
+     "valid: lower case"),
     (AbsPath(), "srv", "'srv' is not an absolute path", "valid: a path starting with /"),
     # /proc/mounts and the hosts' marker files escape these: a run would fail much later
     (AbsPath(), "/tmp/w\nx", "'/tmp/w\\nx' contains a backslash or a control character",
@@ -78,8 +81,10 @@ BAD = [
     (Number(), True, "must be a number, got bool", None),
     (Number(), "1", "must be a number, got str", None),
     # YAML 1.1 reads 1e308 (no dot) as a string: the hint says how to write it
-    (Number(), "1e308", "must be a number, got str", "YAML reads '1e308' as text; write it "
-     "with a dot, e.g. 1.0e5"),
+    (Number(), "1e308", "must be a number, got str", "YAML reads '1e308' as text; write "
+     "1.0e+308"),
+    (Number(), "1.0e5", "must be a number, got str", "YAML reads '1.0e5' as text; write "
+     "1.0e+5"),
     # non-finite numbers (YAML .nan, .inf) are never a level, a timeout or a budget
     (Number(), float("nan"), "nan is not a finite number", "valid: a finite number"),
     (Number(0, lo_open=True), float("inf"), "inf is not a finite number", None),

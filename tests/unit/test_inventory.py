@@ -101,6 +101,9 @@ CASES = [
     (lambda d: d.update(colour="red"), "colour: unknown key", "valid: version, name"),
     (lambda d: d.update(version=2), "version:", "valid: 1"),
     (lambda d: d.update(version=True), "version:", "valid: 1"),  # YAML true == 1 in Python
+    (lambda d: d["hosts"][0].update(key_file="/keys/id\ted"), "hosts[0].key_file:",
+     "valid: a path without backslashes, tabs or newlines"),
+    (lambda d: d["hosts"][0].update(name="compute1\n"), "hosts[0].name:", None),
     (lambda d: d.pop("hosts"), "hosts: is required", None),
     (lambda d: d.update(hosts=[]), "hosts: must be a non-empty list", None),
     (lambda d: d["hosts"][1].update(role="gpu"), "hosts[1].role: 'gpu' is not valid",

@@ -127,10 +127,11 @@ def interval_text(model: CostModel, p: Prediction, level: float) -> str:
     from nimo.model.cost import CALIBRATION_SOURCES, KINDS
 
     if not (math.isfinite(p.lo) and math.isfinite(p.hi)):
-        unknown = any(model.predictors[t].dof <= 0 or math.isnan(model.predictors[t].resid_var)
-                      for t in KINDS[model.kind])
+        no_dof = any(model.predictors[t].dof <= 0 for t in KINDS[model.kind])
+        unknown = any(math.isnan(model.predictors[t].resid_var) for t in KINDS[model.kind])
         why = ("a predictor's variance is unknown (fitted with no residual degrees of freedom)"
-               if unknown else "the model's variance is not a finite number at this assignment")
+               if no_dof else "a predictor's residual variance is unknown" if unknown
+               else "the model's variance is not a finite number at this assignment")
         return f"{level:.0%} interval unavailable: {why}"
     cal = model.calibration
     source = CALIBRATION_SOURCES.get(cal.get("method", ""), cal.get("method", "?"))

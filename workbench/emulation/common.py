@@ -18,7 +18,7 @@ _tokens: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary(
 
 def check_run_id(run_id: str) -> str:
     """Validate a run id (letters, digits, ``_`` and ``-``; at most 64 characters)."""
-    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
         raise EmulationError(
             f"invalid run id {run_id!r}", hint="use letters, digits, '_' and '-' (max 64)"
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nimo.config import Checker, Kind, Text
+from nimo.config import Checker, Kind, Text, plain_path
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -39,7 +39,7 @@ class LocalFile(Kind):
     base: Path = field(default_factory=Path)
 
     def parse(self, ck: Checker, key: str, value: Any) -> str:
-        text = Text().parse(ck, key, value)
+        text = plain_path(ck, key, Text().parse(ck, key, value))
         if text.startswith("/"):
             return text
         try:
@@ -54,7 +54,7 @@ class DatasetPath(Kind):
     """A path relative to ``storage.export`` that stays inside it (no ``..``)."""
 
     def parse(self, ck: Checker, key: str, value: Any) -> str:
-        text = Text().parse(ck, key, value)
+        text = plain_path(ck, key, Text().parse(ck, key, value))
         if text.startswith("/") or ".." in Path(text).parts:
             raise ck.fail(key, f"{text!r} must be relative to storage.export",
                           "valid: e.g. compress/data.bin, without ..")

@@ -62,9 +62,9 @@ class Lab:
     def __init__(self, dir: str | Path = DEFAULT_DIR, *, hosts: int = 3,
                  prefix: str = DEFAULT_PREFIX, subnet_base: str = DEFAULT_SUBNET,
                  slurm: bool = False) -> None:
-        if not _PREFIX_RE.match(prefix):
+        if not _PREFIX_RE.fullmatch(prefix):
             raise LabError(f"invalid prefix {prefix!r}", hint="2-8 chars like 'nimo-' or 'lb2-'")
-        m = _BASE_RE.match(subnet_base)
+        m = _BASE_RE.fullmatch(subnet_base)
         if not m or int(m.group(1)) > 255:
             raise LabError(f"invalid subnet base {subnet_base!r}", hint="like 10.77")
         self.dir = Path(dir).resolve()

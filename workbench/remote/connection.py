@@ -55,7 +55,7 @@ def command_line(
         full = ["timeout", "--signal=KILL", f"{timeout:.3f}s", *full]
     if env:
         for key in env:
-            if not _ENV_NAME.match(key):
+            if not _ENV_NAME.fullmatch(key):
                 raise ValueError(f"invalid environment variable name {key!r}")
         full = ["env", *(f"{k}={v}" for k, v in env.items()), *full]
     if announce_pid:
