@@ -264,15 +264,15 @@ class _Reader:
 
 def _sniff(rows: Iterator[tuple[int, list[str]]], where: RowFilter
            ) -> list[tuple[int, list[str]]]:
-    """The rows up to the ``SNIFF_ROWS``-th that the ``--where`` filters keep (those decide
-    which columns are numeric; all are read again after). None kept: none in the file."""
+    """The first ``SNIFF_ROWS`` rows the ``--where`` filters keep (they decide which columns
+    are numeric; read again after). Rejected rows are not held: a filter that matches late in
+    a large file keeps memory at these rows. None kept: none in the file."""
     first: list[tuple[int, list[str]]] = []
-    kept = 0
     for line, row in rows:
-        first.append((line, row))
-        kept += where.keeps(row)
-        if kept >= SNIFF_ROWS:
-            break
+        if where.keeps(row):
+            first.append((line, row))
+            if len(first) >= SNIFF_ROWS:
+                break
     return first
 
 

@@ -166,3 +166,17 @@ def test_run_times_near_the_float_limit_replay_without_a_traceback(tmp_path, cap
 
     assert format_hours(7.3 * 3600) == "7.30 h" and format_hours(3.6e303) == "1e+300 h"
     assert format_duration(7.3 * 3600) == "7.30h" and format_duration(3.6e303) == "1e+300h"
+
+
+def test_sniffing_a_filtered_csv_holds_only_the_rows_the_filters_keep() -> None:
+    """A filter that matches late in a large file: the rows read before the first match are
+    not held (memory grows with distinct assignments, not rows)."""
+    from workbench.csvfile import RowFilter
+    from workbench.replay_data import SNIFF_ROWS, _sniff
+
+    header = ["x", "kind", "T"]
+    rows = [(i + 2, [str(i), "late" if i >= 100_000 else "early", "1.0"])
+            for i in range(100_000 + 2 * SNIFF_ROWS)]
+    first = _sniff(iter(rows), RowFilter(header, [("kind", "late")]))
+    assert len(first) == SNIFF_ROWS and all(row[1] == "late" for _, row in first)
+    assert first[0][0] == 100_002  # line numbers kept for the errors
