@@ -48,6 +48,13 @@ class PlanExhausted(NimoError):
     """Raised by a planner asked for a run when no candidate assignment is left to run."""
 
 
+def interrupt_reason(error: KeyboardInterrupt) -> str:
+    """What interrupted: ``signal N`` for SIGTERM/SIGHUP (``workbench.exitstatus``),
+    ``Ctrl-C`` for a bare Ctrl-C (a KeyboardInterrupt is truthy even when its text is
+    empty)."""
+    return str(error) or "Ctrl-C"
+
+
 def one_line(error: BaseException, *, with_type: bool = False, limit: int | None = None) -> str:
     """``error`` as one line for a log or a stored reason: white space folded, a database
     driver's own error (``.orig``) preferred, optionally prefixed by the class name and cut

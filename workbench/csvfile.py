@@ -130,12 +130,6 @@ class RowFilter:
                 yield line, row
 
 
-def kept_rows(header: Sequence[str], rows: Sequence[tuple[int, list[str]]],
-              where: Sequence[tuple[str, str]]) -> list[tuple[int, list[str]]]:
-    """The rows the ``--where`` filters keep."""
-    return list(RowFilter(header, where).kept(iter(rows)))
-
-
 def file_sha256(p: str) -> str:
     """The SHA-256 of file ``p``'s bytes (read in chunks), as hex."""
     digest = hashlib.sha256()

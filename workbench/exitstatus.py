@@ -66,12 +66,6 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def interrupt_reason(error: KeyboardInterrupt) -> str:
-    """What interrupted: ``signal N`` for SIGTERM/SIGHUP, ``Ctrl-C`` for a bare Ctrl-C (a
-    KeyboardInterrupt is truthy even when its text is empty)."""
-    return str(error) or "Ctrl-C"
-
-
 def interrupted_status(error: KeyboardInterrupt) -> int:
     """130 for Ctrl-C, 128 + N for signal N."""
     return 128 + error.signum if isinstance(error, Terminated) else int(Exit.INTERRUPTED)

@@ -202,13 +202,13 @@ class _Reader:
             first = _sniff(rows, where)
             _check_categorical(p, spec)
             cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
-            names = _attribute_columns(p, header, list(where.kept(iter(first))), spec, where)
+            names = _attribute_columns(p, header, first, spec, where)
             names += [c for c in cats if c not in names]
             coder = Coder(header, cats)
             # filtered before coding: a category is matched by its name, and only the
             # categories of kept rows are known
             data = self._aggregate(header, names,
-                                   coder.rows(where.kept(_chain(first, rows))))
+                                   coder.rows(_chain(first, where.kept(rows))))
             data, categories = coder.finish(names, data)
         if not data:
             raise _no_match(p, where) if spec.where else DataError(f"{p}: no data rows")

@@ -30,12 +30,11 @@ from typing import Any
 
 from nimo.campaign import RetryingRunner
 from nimo.campaign.runners import StoppableRunner
-from nimo.errors import NimoError
+from nimo.errors import NimoError, interrupt_reason
 from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
 from nimo.store import open_store
 from nimo.store.urls import refuse_in_memory
-from workbench.exitstatus import interrupt_reason
 from workbench.ownership import Busy, Presence
 
 log = logging.getLogger("nimo.serve")

@@ -29,6 +29,7 @@ from nimo.campaign.loop import Campaign, CampaignResult, Observer
 from nimo.campaign.metrics import training_record, unmeasured_knobs
 from nimo.campaign.recorder import StoreRecorder
 from nimo.campaign.runners import ResumingRunner
+from nimo.errors import interrupt_reason
 from nimo.finite import finite_or_none
 from nimo.planner.base import Planner
 from nimo.records import CampaignInfo, CampaignKind, CampaignStatus, RunOutcome
@@ -118,7 +119,7 @@ def execute(
         except KeyboardInterrupt as e:  # not handed over yet: not done (resume finishes it)
             if store is not None:
                 store.set_status(info.name, CampaignStatus.INTERRUPTED,
-                                 stopped_because=f"interrupted ({str(e) or 'Ctrl-C'}) after "
+                                 stopped_because=f"interrupted ({interrupt_reason(e)}) after "
                                                  "learning, before the model was handed over")
             raise
     finally:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nimo.campaign.loop import CampaignResult, Observer
-from nimo.errors import NimoError, one_line
+from nimo.errors import NimoError, interrupt_reason, one_line
 from nimo.records import CampaignStatus, IterationRecord, RunOutcome, RunRequest
 from nimo.store.base import Store
 
@@ -55,8 +55,8 @@ class StoreRecorder(Observer):
         the runs in flight too (a second interrupt sets ``hosts_dirty`` on the error: they
         stay in flight, so a resume cleans their hosts first)."""
         with contextlib.suppress(NimoError):
-            reason = ((str(error) or "Ctrl-C") if isinstance(error, KeyboardInterrupt)
-                      else one_line(error, with_type=True))  # Ctrl-C, or signal N
+            reason = (interrupt_reason(error) if isinstance(error, KeyboardInterrupt)
+                      else one_line(error, with_type=True))
             self._start()
             self.store.set_status(self.name, CampaignStatus.INTERRUPTED, stopped_because=reason)
             if isinstance(error, KeyboardInterrupt) and not getattr(error, "hosts_dirty", False):

@@ -177,14 +177,8 @@ def create_private_file(url: str) -> None:
     """Create a new SQLite store file readable by its owner only (0600) before SQLite
     creates it with the default umask (journal and WAL files follow its mode); an existing
     file and other backends are left as they are."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        return
-    database = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or database in IN_MEMORY:
-        return
-    if database.startswith("file:"):  # a SQLite URI: SQLite opens it itself
+    database = _file_of(url)
+    if database is None:  # another backend, in memory, or a SQLite URI SQLite opens itself
         return
     try:
         os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

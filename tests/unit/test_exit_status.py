@@ -260,7 +260,8 @@ def test_the_models_own_record_of_its_fitted_values_comes_first() -> None:
 
 
 def test_an_interruption_names_ctrl_c_or_the_signal_never_empty_brackets(monkeypatch, capsys):
-    from workbench.exitstatus import Terminated, interrupt_reason
+    from nimo.errors import interrupt_reason
+    from workbench.exitstatus import Terminated
 
     assert interrupt_reason(KeyboardInterrupt()) == "Ctrl-C"
     assert interrupt_reason(Terminated(15)) == "signal 15"

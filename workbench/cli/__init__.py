@@ -24,7 +24,7 @@ from typing import Any
 
 from nimo import __version__
 from nimo.config import printable
-from nimo.errors import NimoError
+from nimo.errors import NimoError, interrupt_reason
 
 # name -> (module, help); each module's register() adds the subcommand (and its own
 # sub-subcommands).
@@ -94,8 +94,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nimo {args.command}: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: 130; SIGTERM/SIGHUP (exitstatus.Terminated): 128+N
-        from workbench.exitstatus import interrupt_reason
-
         print(f"nimo {args.command}: interrupted ({interrupt_reason(e)})", file=sys.stderr)
         return 128 + int(getattr(e, "signum", 2))
     except BrokenPipeError:

@@ -145,10 +145,10 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
                  command: str = "campaign") -> int:
     """Run ``call`` (a campaign), print its summary and return its exit status
     (``workbench.exitstatus``): SIGTERM/SIGHUP interrupt it like Ctrl-C."""
+    from nimo.errors import interrupt_reason
     from workbench.executor.stops import FailureBudgetExceeded
     from workbench.exitstatus import (
         Exit,
-        interrupt_reason,
         interrupted_status,
         signals_interrupt,
         stacks_on_sigusr1,

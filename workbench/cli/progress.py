@@ -152,14 +152,17 @@ def format_duration(seconds: float) -> str:
         return f"{seconds:.0f}s"
     if seconds < 3600:
         return f"{seconds / 60:.1f}m"
-    hours = seconds / 3600
-    return f"{hours:.2f}h" if hours < 1e6 else f"{hours:.2g}h"
+    return f"{_hours(seconds)}h"
 
 
 def format_hours(seconds: float) -> str:
     """Seconds as hours, ``7.30 h`` (``3.1e+07 h`` beyond a million hours)."""
+    return f"{_hours(seconds)} h"
+
+
+def _hours(seconds: float) -> str:
     hours = seconds / 3600
-    return f"{hours:.2f} h" if hours < 1e6 else f"{hours:.2g} h"
+    return f"{hours:.2f}" if hours < 1e6 else f"{hours:.2g}"
 
 
 def format_pct(v: float | None) -> str:

@@ -43,12 +43,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from workbench.exitstatus import (
-        interrupt_reason,
-        interrupted_status,
-        signals_interrupt,
-        stacks_on_sigusr1,
-    )
+    from nimo.errors import interrupt_reason
+    from workbench.exitstatus import interrupted_status, signals_interrupt, stacks_on_sigusr1
     from workbench.service import Service, serve_forever
 
     stacks_on_sigusr1()
