@@ -56,6 +56,10 @@ _STORAGE = ("disk", "storage", "iops", "io_")
 Row = tuple[float, ...]  # (T, line) | (T, U, D, line) | (T, D, U or NaN, o_a, o_n, o_d, line)
 
 
+# The longest run time read: sums over a million such runs stay finite in float64.
+MAX_TIME_S = 1e302
+
+
 def infer_attribute(name: str, levels: Sequence[float], load: bool = False) -> Attribute:
     """An Attribute with direction and resource guessed from the column name (latency, delay
     and RTT columns mean less capacity when larger; network/storage words set the resource).
@@ -230,8 +234,9 @@ class _Reader:
                 raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
             point = numbers(p, line, row, idx, names, _FOUND if watch else None)
             T = number(p, line, spec.time_column, row[t_i])
-            if T <= 0:
-                raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 (got {T})")
+            if not 0 < T <= MAX_TIME_S:
+                raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 and at most "
+                                f"{MAX_TIME_S:g} s (got {T:g})")
             reps = data.get(point)
             if reps is None:
                 self._check_new(line, names, point, levels, watch, len(data))

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.lab
 class CountingConnection(Connection):
     attempts = 0
 
-    def _connect_once(self):
+    def _connect_once(self, handshake):
         self.attempts += 1
-        return super()._connect_once()
+        return super()._connect_once(handshake)
 
 
 def _conn(lab, name="compute1", **kw):

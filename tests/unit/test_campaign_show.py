@@ -201,3 +201,18 @@ def test_predict_falls_back_to_the_levels_when_the_recorded_range_is_garbled(
         capsys.readouterr()
         assert main(["predict", str(model), f"{name}={top * 10:g}", *others]) == 0
         assert "is outside the learned range" in capsys.readouterr().err
+
+
+def test_status_counts_an_interrupted_run_apart_from_the_failed_ones(tmp_path, capsys) -> None:
+    """A run cut short by Ctrl-C is run again by a resume: status says interrupted, not
+    failed (the store keeps its older form, failed with reason 'interrupted')."""
+    url = f"sqlite:///{tmp_path}/i.db"
+    with open_store(url) as store:
+        store.create_campaign("i", "live", design={}, status="running")
+        store.record_outcome("i", _failed(1, {"cpu": 1.0}))
+        store.queue_runs("i", [RunRequest(2, {"cpu": 0.5}, "train")])
+        store.interrupt_in_flight("i")
+    assert main(["campaign", "status", "i", "--store", url, "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["runs"] == {"failed": 1, "interrupted": 1}
+    assert [f["run"] for f in st["failed"]] == [1]

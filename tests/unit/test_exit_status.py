@@ -288,3 +288,23 @@ def test_a_busy_campaign_is_reported_by_the_command_that_met_it(capsys):
     assert run_campaign(busy, "x", lambda doc, judged: None, command="replay") == Exit.BUSY
     assert capsys.readouterr().err.strip() == ("nimo replay: busy: campaign 'x' is run by "
                                                "pid 7 on h")
+
+
+def test_ctrl_c_while_the_summary_of_a_finished_campaign_prints_changes_nothing(capsys):
+    """The campaign is done and stored: a Ctrl-C or SIGTERM while its summary prints is not
+    an interruption (it had exited 130 or 143 with a resume hint for a done campaign)."""
+    from workbench.cli.campaign import run_campaign
+
+    class Done:
+        def to_dict(self):
+            return {"final": {"runs": 3}, "iterations": [], "stopped_because": "target met"}
+
+    printed: list[str] = []
+
+    def summarize(doc, judged):
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+        printed.append(f"{doc['final']['runs']} runs")
+
+    assert run_campaign(Done, "c", summarize) == int(verdict(Done().to_dict()).status)
+    assert printed == ["3 runs"] and "interrupted" not in capsys.readouterr().err

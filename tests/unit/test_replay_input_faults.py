@@ -180,3 +180,16 @@ def test_sniffing_a_filtered_csv_holds_only_the_rows_the_filters_keep() -> None:
     first = _sniff(iter(rows), RowFilter(header, [("kind", "late")]))
     assert len(first) == SNIFF_ROWS and all(row[1] == "late" for _, row in first)
     assert first[0][0] == 100_002  # line numbers kept for the errors
+
+
+def test_a_run_time_beyond_1e302_s_is_refused_naming_the_row(tmp_path, capsys):
+    """Sums of times near the float limit overflow (an infinite learning time, numpy
+    warnings, a 0% internal error): such a time is refused in one line."""
+    rows = ["a,b,T"] + [f"{a},{b},{5e307 * (1 + a / b):.6e}" for a in range(1, 5)
+                        for b in range(1, 5)]
+    data = tmp_path / "beyond.csv"
+    data.write_text("\n".join(rows) + "\n")
+    assert main(["replay", str(data), "--seed", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("nimo replay: error: " + f"{data}:2: T must be > 0 and at most 1e+302 s "
+                   "(got 1e+308)"), err

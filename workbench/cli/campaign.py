@@ -150,6 +150,7 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     from workbench.exitstatus import (
         Exit,
         interrupted_status,
+        interrupts_deferred,
         signals_interrupt,
         stacks_on_sigusr1,
         verdict,
@@ -171,9 +172,10 @@ def run_campaign(call: Callable[[], Any], name: str | None, summarize: Summarize
     except FailureBudgetExceeded as e:
         print(f"nimo: campaign {name} FAILED: runs failed beyond policy: {e}", file=sys.stderr)
         return int(Exit.RUNS_FAILED)
-    doc = result.to_dict()
-    judged = verdict(doc)
-    summarize(doc, judged)
+    with interrupts_deferred(reraise=False):  # done and stored: a late Ctrl-C cuts nothing
+        doc = result.to_dict()
+        judged = verdict(doc)
+        summarize(doc, judged)
     return int(judged.status)
 
 

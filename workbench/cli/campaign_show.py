@@ -76,7 +76,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
     iterations = store.iterations(name)
     last = iterations[-1] if iterations else None
     holdout = [r for r in runs if r.purpose is RunPurpose.HOLDOUT]
-    failed = [r for r in runs if r.status.stored == RunStatus.FAILED]
+    failed = [r for r in runs if r.status is RunStatus.FAILED]  # not the interrupted ones
     finished = [{"assignment": r.assignment, "purpose": str(r.purpose),
                  "status": "done" if r.status is RunStatus.DONE else "failed"}
                 for r in runs if r.final]
@@ -86,7 +86,7 @@ def status_doc(store: Any, name: str) -> dict[str, Any]:
         "design": {"name": info.design.get("name"), "batch": info.design.get("batch") or 1},
         "status": str(info.status), "stopped_because": info.stopped_because,
         "orphaned": orphaned(store, info),
-        "runs": dict(sorted(Counter(r.status.stored for r in runs).items())),
+        "runs": dict(sorted(Counter(str(r.status) for r in runs).items())),
         "samples": sum(r.sample is not None for r in runs),
         "learning_s": last.acquisition_s if last else None,
         "last_run": last.run if last else None,

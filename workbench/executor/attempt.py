@@ -361,6 +361,8 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
             sample = finish()
         reason, transient = None, False
     except Exception as e:  # noqa: BLE001 - a bug must not abort a campaign either
+        if run.abort.is_set():  # failed because it was stopped (a connect cut short)
+            raise RunAborted(f"run {request.run} on {host.name} stopped") from e
         fatal = fatal_cause(e)
         if fatal is not None:
             raise FatalSetupError(f"run {request.run} on {host.name}, {run.phase}: {fatal}",

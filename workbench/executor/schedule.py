@@ -20,6 +20,7 @@ from nimo.runner import OutcomeCallback
 from workbench.executor.rotation import HostRotation
 from workbench.exitstatus import interrupts_deferred
 from workbench.inventory import Host, Policies
+from workbench.remote.handshakes import abandon_all
 
 # runs one request on one host: its outcome, and whether it failed for a host reason
 RunOn = Callable[[Host, RunRequest], tuple[RunOutcome, bool]]
@@ -117,6 +118,7 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
             interrupted.set()  # no new runs; running ones are killed and torn down
             if abort is not None:
                 abort.set()
+            abandon_all()  # a lane connecting to a hung host gives up at once
             with state.cond:
                 state.cond.notify_all()
         _wait_for_teardown(futures, e, more=len(noted))

@@ -21,6 +21,13 @@ import paramiko
 
 from workbench.errors import CommandTimeout, HostError, HostRefused, RemoteCommandFailed
 from workbench.remote.channel import RemoteProcess, drain
+from workbench.remote.handshakes import (
+    Handshake,
+    NoBanner,
+    banner_received,
+    describe,
+    keys_exchanged,
+)
 from workbench.remote.result import CommandResult, as_argv, quote_argv
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -136,24 +143,29 @@ class Connection:
                 return self
             self._drop()
             last: Exception | None = None
+            handshake = Handshake()
             for attempt in range(self.retries + 1):
                 try:
-                    self._client = self._connect_once()
+                    self._client = self._connect_once(handshake)
                     return self
                 except HostError:
                     raise
                 except (OSError, paramiko.SSHException, EOFError) as e:
                     last = e
+                    if handshake.abandoned():
+                        raise HostError(f"{self.name}: connecting to {self.address}:"
+                                        f"{self.port} abandoned: interrupted") from None
                     if attempt < self.retries:
                         time.sleep(self.backoff_s * (2**attempt))
             raise HostError(
                 f"{self.name}: unreachable at {self.address}:{self.port} "
-                f"after {self.retries + 1} attempts: {_describe(last)}",
+                f"after {self.retries + 1} attempts: {describe(last)}",
                 hint="check the address, port and that sshd runs on the host",
             )
 
-    def _connect_once(self) -> paramiko.SSHClient:
+    def _connect_once(self, handshake: Handshake) -> paramiko.SSHClient:
         client = paramiko.SSHClient()
+        began = time.monotonic()
         try:
             self._trust_host_keys(client)
             if self.key_file is not None and not self.key_file.is_file():
@@ -161,16 +173,25 @@ class Connection:
             sock = socket.create_connection((self.address, self.port), self.connect_timeout)
             # without TCP_NODELAY every channel open waits ~40 ms for a delayed ACK
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            client.connect(
-                sock=sock, hostname=self.address, port=self.port, username=self.user,
-                key_filename=str(self.key_file) if self.key_file else None,
-                timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
-                auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False,
-            )
+            with handshake.holding(sock):
+                client.connect(
+                    sock=sock, hostname=self.address, port=self.port, username=self.user,
+                    key_filename=str(self.key_file) if self.key_file else None,
+                    timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                    auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False,
+                )
         except (paramiko.SSHException, OSError, EOFError, ValueError) as e:
-            handshake_done = _keys_exchanged(client)
+            handshake_done = keys_exchanged(client)
+            banner = banner_received(client)
             client.close()
-            raise self._refusal(e, handshake_done) or e from None
+            refused = self._refusal(e, handshake_done)
+            if refused is not None:
+                raise refused from None
+            if not banner and isinstance(e, paramiko.SSHException):
+                waited = time.monotonic() - began
+                raise NoBanner(self.connect_timeout if waited >= self.connect_timeout * 0.9
+                               else None, e) from None
+            raise e from None
         transport = client.get_transport()
         if transport is not None:
             transport.set_keepalive(15)
@@ -311,7 +332,7 @@ class Connection:
             self._note_drop()
             raise HostError(
                 f"{self.name}: connection dropped before `{quote_argv(argv)}` could start: "
-                f"{_describe(e)}"
+                f"{describe(e)}"
             ) from None
 
     def _note_drop(self) -> None:
@@ -373,19 +394,3 @@ class Connection:
         """Write (replace) a remote text file over SFTP."""
         with self._file_op(f"cannot write {remote}") as sftp, sftp.open(remote, "w") as f:
             f.write(text.encode())
-
-
-def _describe(e: BaseException | None) -> str:
-    if e is None:
-        return "unknown error"
-    if isinstance(e, socket.timeout | TimeoutError):
-        return "connection timed out"
-    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return text
-
-
-def _keys_exchanged(client: paramiko.SSHClient) -> bool:
-    """True once the host sent its banner and the key exchange finished (a session id):
-    a failure after that is the key's, not the network's."""
-    transport = client.get_transport()
-    return bool(transport is not None and transport.session_id is not None)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import sys
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from workbench.errors import HostGroupError
+from workbench.exitstatus import interrupts_deferred
 from workbench.remote.connection import Connection
+from workbench.remote.handshakes import abandon_all
 from workbench.remote.result import CommandResult
 
 T = TypeVar("T")
@@ -23,9 +26,42 @@ def run_parallel(tasks: Mapping[str, Callable[[], T]]) -> dict[str, T | BaseExce
     if len(tasks) <= 1:
         return {key: _call(fn) for key, fn in tasks.items()}
     workers = min(MAX_THREADS, len(tasks))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nimo-step") as pool:
-        futures = {key: pool.submit(fn) for key, fn in tasks.items()}
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nimo-step")
+    futures = {key: pool.submit(fn) for key, fn in tasks.items()}
+    try:
+        _wait_all(futures.values())
+    except KeyboardInterrupt:
+        _settle_interrupted(futures.values())
+        raise
+    finally:
+        pool.shutdown(wait=False)
     return {key: f.exception() or f.result() for key, f in futures.items()}
+
+
+def _wait_all(futures: Collection[Future[Any]]) -> None:
+    """Wait in short slices, so an interrupt is seen at once."""
+    pending = set(futures)
+    while pending:
+        pending = wait(pending, timeout=0.2).not_done
+
+
+def _settle_interrupted(futures: Collection[Future[Any]]) -> None:
+    """After Ctrl-C: drop the steps not started, cut the SSH handshakes in flight (a hung
+    host would hold its thread for the whole connect timeout), and let the running steps
+    end (each has its own timeout), so nothing runs on a host once the interrupt is raised.
+    A second interrupt meanwhile is noted; a third stops the wait."""
+    with interrupts_deferred(reraise=False) as noted:
+        for f in futures:
+            f.cancel()
+        abandon_all()
+        pending = set(futures)
+        said = False
+        while pending and len(noted) < 2:
+            if noted and not said:
+                print("nimo: waiting for the steps running on hosts to end; interrupt once "
+                      "more to leave them", file=sys.stderr, flush=True)
+                said = True
+            pending = wait(pending, timeout=0.2).not_done
 
 
 def _call(fn: Callable[[], T]) -> T | BaseException:
