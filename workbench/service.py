@@ -36,6 +36,7 @@ from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
 from nimo.store import open_store
 from nimo.store.urls import refuse_in_memory
 from workbench.ownership import Busy, Presence
+from workbench.remote.handshakes import abandon_all
 
 log = logging.getLogger("nimo.serve")
 RunnerFactory = Callable[[CampaignInfo], Runner]
@@ -124,6 +125,7 @@ class Service:
         for runner in running:
             if isinstance(runner, StoppableRunner):
                 runner.stop()
+        abandon_all()  # a run connecting to a hung host is stopped too, not after 3 x 10 s
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.pause()  # no job lookup starts from here (see _scheduler_class)
             with self.scheduler._jobstores_lock:

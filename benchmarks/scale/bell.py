@@ -25,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from nimo.families import fit_family  # noqa: E402
+from nimo.metrics import median_ape_pct  # noqa: E402
 from workbench.campaigns import launch_replay  # noqa: E402
 from workbench.designs import load_design  # noqa: E402
 from workbench.replay import ReplayOptions, ReplayRunner  # noqa: E402
 from workbench.replay_family import measured_runs, scale_final  # noqa: E402
-from workbench.replay_scale import median_ape_pct  # noqa: E402
 
 BELL = ROOT.parent / "shared" / "datasets" / "bell" / "bell_scaleout_runtimes.csv"
 JOBS = ("grep", "sgd", "pagerank", "kmeans", "tpchq10", "wordcount")

@@ -94,3 +94,21 @@ def test_ctrl_c_while_a_run_connects_to_a_hung_host(hung_inventory):
         reasons = [r for (r,) in db.execute("select reason from nimo_runs")]
     assert status == "interrupted"
     assert not [r for r in reasons if r and "unreachable" in r], reasons
+
+
+def test_ctrl_c_stops_a_service_whose_campaign_connects_to_a_hung_host(hung_inventory):
+    """`nimo serve` stops its campaigns on Ctrl-C; a run still connecting is stopped too
+    (it waited out three 10 s attempts), and paramiko's handshake tracebacks stay out of
+    the service's log."""
+    store = f"sqlite:///{hung_inventory.parent / 'q.db'}"
+    subprocess.run([sys.executable, "-c", MAIN, "campaign", "submit", "--inventory",
+                    str(hung_inventory), "--store", store, "q1"], check=True,
+                   cwd=hung_inventory.parent, capture_output=True)
+    code, err, took = _interrupted(["serve", "--store", store], hung_inventory.parent,
+                                   after_s=3.0)
+    assert code == 130 and took < 4, (took, err)
+    assert "paramiko" not in err and "Traceback" not in err, err
+    with sqlite3.connect(store.removeprefix("sqlite:///")) as db:
+        status = db.execute("select status from nimo_campaigns").fetchone()[0]
+        reasons = [r for (r,) in db.execute("select reason from nimo_runs")]
+    assert status == "queued" and all(r == "interrupted" for r in reasons), reasons

@@ -32,9 +32,10 @@ from workbench.remote.result import CommandResult, as_argv, quote_argv
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # paramiko logs a failed handshake (a host that never sends its banner) with a traceback
-# from its transport thread; without a handler Python prints it to stderr. We report the
-# failure ourselves, in one line.
+# from its transport thread, to stderr without a handler and into `nimo serve`'s log through
+# the root logger's. We report the failure ourselves, in one line.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logging.getLogger("paramiko").propagate = False
 LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
 
 
