@@ -79,6 +79,17 @@ def launch_replay(
                    progress)
 
 
+def store_family(store_url: str | None, name: str | None, result: CampaignResult) -> None:
+    """A stored replay's ``final.family`` (added after the campaign, ``workbench.
+    replay_family``) kept as the spec's ``family_result``, which ``nimo model export
+    --family`` writes; nothing when the replay was not stored or fitted no family."""
+    family = result.final_extra.get("family")
+    if (store_url is None and name is None) or not family:
+        return
+    with open_store(store_url, create=False) as store:
+        store.update_spec(result.name, family_result=family)
+
+
 def launch_live(
     inventory_path: str | Path, *, design: Any = None, seed: int = 0, holdout: int = 0,
     store_url: str | None = None, name: str | None = None, json_out: str | Path | None = None,
@@ -133,8 +144,7 @@ def resume(
             if doctor and info.kind == CampaignKind.LIVE:
                 preflight(info.spec["inventory"])
             runner = (runner_factory or open_runner_for)(info)
-            if runner_factory is None:
-                info = _complete_replay_spec(store, info, runner)
+            info = _complete_replay_spec(store, info, runner)
             # clean first, then mark: a resume killed while cleaning leaves the runs in
             # flight, so the next resume cleans again. A process killed between runs leaves
             # none in flight but its app dirs, and the campaign still active: we hold the
@@ -283,7 +293,9 @@ def check_json_target(path: str | Path | None) -> None:
 
 def _complete_replay_spec(store: Store, info: CampaignInfo, runner: Runner) -> CampaignInfo:
     """A submitted replay campaign learns its external test set (and calibration split)
-    when it first starts."""
+    when it first starts (also when ``nimo serve`` wraps its runner)."""
+    while isinstance(runner, RunnerWrapper):
+        runner = runner.inner
     if not isinstance(runner, ReplayRunner) or "external" in info.spec:
         return info
     return store.update_spec(

@@ -173,6 +173,35 @@ def test_submit_queues_a_replay_campaign(campaign, tmp_path, capsys) -> None:
     assert "already exists" in capsys.readouterr().err
 
 
+def test_a_served_replay_ends_as_the_same_replay_run_directly(campaign, tmp_path,
+                                                                capsys) -> None:
+    """`nimo serve` wraps the runner; the replay still learns its external test set and
+    calibration split when it starts (they were lost: external error `-`, intervals
+    calibrated on leave-one-out residuals)."""
+    _, root = campaign
+    url = f"sqlite:///{tmp_path}/q.db"
+    data = ["--external-test", "10", "--calibration-split", "5"]
+    assert main(["campaign", "submit", "q1", "--replay", str(root / "io_bound.csv"),
+                 "--hosts", "h1", "--seed", "3", *data, "--store", url]) == 0
+    assert main(["serve", "--store", url, "--until-idle"]) == 0
+    assert main(["replay", str(root / "io_bound.csv"), "--seed", "3", *data, "--quiet",
+                 "--store", url, "--name", "direct"]) == 0
+    capsys.readouterr()
+    docs = {}
+    for name in ("q1", "direct"):
+        assert main(["campaign", "status", name, "--store", url, "--format", "json"]) == 0
+        docs[name] = json.loads(capsys.readouterr().out)
+        assert main(["model", "export", name, "--store", url,
+                     "-o", str(tmp_path / f"{name}.json")]) == 0
+        capsys.readouterr()
+    assert docs["q1"]["external_mape_pct"] is not None
+    for key in ("runs", "internal_error_pct", "external_mape_pct"):
+        assert docs["q1"][key] == docs["direct"][key], key
+    served, direct = (json.loads((tmp_path / f"{n}.json").read_text())["calibration"]
+                      for n in ("q1", "direct"))
+    assert served == direct and served["method"] == "holdout-studentized"
+
+
 def test_samples_csv_replays(campaign, tmp_path, capsys) -> None:
     """`nimo campaign samples` writes every measured sample as a CSV that `nimo replay`
     reads back: the same assignments and run times."""

@@ -79,3 +79,17 @@ def test_the_planner_records_each_training_runs_error_before_it_learns_it() -> N
     assert len(errors) == planner.learner.n - 1  # type: ignore[attr-defined]
     assert all(0.0 <= e <= 100.0 for e in errors)
     assert np.mean(errors[:3]) > 10.0 > np.mean(errors[-3:])  # the fit learns to guess
+
+
+def test_the_targets_key_chooses_what_the_learner_fits() -> None:
+    """``targets: direct`` learns T alone even from occupancy data; ``occupancy`` refuses
+    T-only data in one line naming the design; ``auto`` follows the data."""
+    space = ResourceSpace([Attribute("cpu", [1.0, 2.0, 4.0])])
+    base = {"name": "t", "strategy": "nimo", "sampling": "support+edges"}
+    planner = make_planner(space, {**base, "targets": "direct"}, kind="occupancy")
+    assert planner.kind == planner.learner.kind == "direct"
+    assert make_planner(space, {**base, "targets": "auto"}, kind="occupancy").kind == "occupancy"
+    assert make_planner(space, {**base, "targets": "occupancy"}, kind="occupancy").kind == (
+        "occupancy")
+    with pytest.raises(ConfigError, match=r"^design t: targets: occupancy needs data with"):
+        make_planner(space, {**base, "targets": "occupancy"}, kind="direct")

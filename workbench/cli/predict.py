@@ -8,7 +8,9 @@ attribute among its samples, ``training.measured_range``; each attribute's level
 that does not record it) is an extrapolation: predicted, with a warning on stderr; so is any
 prediction of a model with attributes its campaign never measured. A prediction that is
 not a positive time (an unbounded model's form gone wrong) is printed with an error line on
-stderr and exit 3, so that automation never takes it for a run time.
+stderr and exit 3, so that automation never takes it for a run time. A family model
+(``nimo model fit|export --family``) gives its point prediction (categories by name); it has
+no interval.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nimo.errors import ConfigError
 
@@ -116,6 +118,31 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
     return out
 
 
+def predict_family(model: Any, values: Sequence[str]) -> int:
+    """A family model (``nimo-family-model``): its point prediction; it has no interval."""
+    categorical = dict(model.encoder.categorical)
+    numbers = parse_values([v for v in values if v.partition("=")[0] not in categorical],
+                           model.encoder.numeric)
+    row: dict[str, float | str] = dict(numbers)
+    for item in values:
+        name, _, text = item.partition("=")
+        if name in categorical:
+            if name in row:
+                raise ConfigError(f"{name} given twice", hint="give each attribute once")
+            if text not in categorical[name]:
+                raise ConfigError(f"{name}: unknown category {text!r}",
+                                  hint="valid: " + ", ".join(categorical[name]))
+            row[name] = text
+    missing = [n for n in categorical if n not in row]
+    if missing:
+        raise ConfigError(f"missing value for {', '.join(missing)}",
+                          hint="give every attribute: " + " ".join(f"{n}=..."
+                                                                   for n in model.names))
+    T = float(model.predict([row])[0])
+    print(f"T = {T:.4g} s  (family {model.family}: a point prediction, no interval)")
+    return 0
+
+
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:
     """One warning per attribute the campaign never measured (every run varying it failed)."""
     return [f"{name}: never measured (every run that varied it failed): the prediction "
@@ -140,10 +167,13 @@ def interval_text(model: CostModel, p: Prediction, level: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nimo.model import load_model
+    from nimo.model import CostModel
+    from nimo.model.family import load_any
     from workbench.exitstatus import Exit
 
-    model = load_model(args.model)
+    model = load_any(args.model)
+    if not isinstance(model, CostModel):
+        return predict_family(model, args.values)
     categories = {str(a["name"]): list(a["categories"]) for a in model.attributes
                   if a.get("categories")}
     assignment = parse_values(args.values, list(model.names), categories)

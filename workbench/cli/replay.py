@@ -26,15 +26,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_flags(p, ReplayOptions)
     p.add_argument("--json", metavar="OUT.json",
                    help="write the campaign as JSON (rewritten after every run)")
-    p.add_argument("--store", metavar="URL", help="campaign store (default sqlite:///nimo.db "
-                   "when --name is given; nothing stored without --store or --name)")
+    p.add_argument("--store", metavar="URL", help="campaign store (default $NIMO_STORE_URL or "
+                   "sqlite:///./nimo.db when --name is given; nothing stored without --store "
+                   "or --name)")
     p.add_argument("--name", help="campaign name in the store")
     p.add_argument("--quiet", action="store_true", help="no live convergence table")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.campaigns import check_json_target, launch_replay, write_json
+    from workbench.campaigns import (
+        check_json_target,
+        launch_replay,
+        store_family,
+        write_json,
+    )
     from workbench.cli.campaign import run_campaign
     from workbench.designs import load_design
     from workbench.options import from_args
@@ -59,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         result = launch_replay(runner, design=design, seed=args.seed, store_url=args.store,
                                name=args.name, json_out=stream, progress=not args.quiet)
         result = with_final(result, scale_final(result, runner, result.design))
+        store_family(args.store, args.name, result)
         if args.json:
             write_json(result, args.json)
         return result
@@ -87,7 +94,10 @@ def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int)
     if median is not None:
         print(f"design {design}: external median APE {median:.1f}%")
     family = final.get("family") or {}
-    if family.get("name"):
+    if family.get("error"):
+        print(f"design {design}: warning: family {family.get('name', '?')} not fitted: "
+              f"{family['error']}")
+    elif family.get("name"):
         fm, fmed = family.get("external_mape_pct"), family.get("external_median_ape_pct")
         print(f"design {design}: family {family['name']} (chosen by {family['chosen_by']}): "
               f"external MAPE {'-' if fm is None else f'{fm:.1f}%'}, median APE "
