@@ -378,22 +378,6 @@ class SupportThenVariance(SupportPointsAndEdges):
                                     self.cost_exponent)]
 
 
-class SupportVarianceAndRandom(SupportThenVariance):
-    """``support+edges+variance`` whose every ``RANDOM_EVERY``-th pick after the start and
-    the edges is a uniformly random candidate (experiment)."""
-
-    RANDOM_EVERY = 4
-
-    def _beyond_start(self, view: PlanView, missing: dict[int, set[float]]
-                      ) -> Assignment | None:
-        beyond = view.learner.n - self.start_size(view)
-        if not missing and beyond % self.RANDOM_EVERY == self.RANDOM_EVERY - 1:
-            pool = view.candidate_pool(_spoken_for(view), UNCERTAINTY_POOL)
-            if pool:
-                return pool[int(view.rng.integers(len(pool)))]
-        return super()._beyond_start(view, missing)
-
-
 class SupportLevelsThenVariance(SupportThenVariance):
     """``support+edges+variance`` that, before its variance picks, also measures every level
     a tenth or more of the candidates hold (:mod:`nimo.planner.strategies.levels`)."""
@@ -411,5 +395,4 @@ SAMPLINGS: dict[str, type[Sampling]] = {
     "support+edges+relevance": RelevantSupportPointsAndEdges,
     "support+edges+variance": SupportThenVariance,
     "support+levels+variance": SupportLevelsThenVariance,
-    "support+edges+variance+random": SupportVarianceAndRandom,
 }
