@@ -25,9 +25,15 @@ from workbench.storage.mount import proc_mounts
 
 # PIDs in this host's network namespace (lab hosts share one PID space) any of whose argv
 # words contains one of the newline-separated strings in $1; this shell and its parent skip
+# kills the processes of this host's network namespace whose command line names one of
+# the dirs in $1, except this script and its ancestors (the login shell and `timeout` that
+# run it carry the dirs in their own command lines)
 _KILL_NAMING = (
-    'me=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do p=${d#/proc/}; '
-    '{ [ "$p" = "$$" ] || [ "$p" = "$PPID" ]; } && continue; '
+    'me=$(readlink /proc/self/ns/net); mine=" $$ "; q=$$; while [ "$q" -gt 1 ]; do '
+    'q=$(sed "s/.*) //" "/proc/$q/stat" 2>/dev/null | cut -d" " -f2); '
+    '[ -n "$q" ] || break; mine="$mine$q "; done; '
+    'for d in /proc/[0-9]*; do p=${d#/proc/}; '
+    'case "$mine" in *" $p "*) continue;; esac; '
     '[ "$(readlink "$d/ns/net" 2>/dev/null)" = "$me" ] || continue; '
     'if tr "\\0" "\\n" < "$d/cmdline" 2>/dev/null | grep -qF -- "$1"; then '
     'kill -KILL "$p" 2>/dev/null && echo "$p"; fi; done; true'

@@ -24,6 +24,7 @@ import yaml
 
 from nimo.records import RunStatus
 from nimo.store import open_store
+from workbench.clean import read_markers
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +107,9 @@ def test_a_signal_tears_a_live_campaign_down_as_ctrl_c_does(lab, tmp_path, asser
         assert f"interrupted (signal {sig.value})" in err
         assert g_gone(lab, marker)
         all_clean(lab, assert_clean)
+        for host in ("compute1", "compute2", "storage1"):  # torn down: markers gone too
+            with lab.connect(host) as conn:
+                assert read_markers(conn, "sig").files == [], host
         with open_store(url) as store:
             info = store.campaign("sig")
             assert info.status == "interrupted" and f"signal {sig.value}" in info.stopped_because

@@ -39,6 +39,16 @@ def test_backoff_doubles_per_failure_in_a_row_up_to_its_cap_and_a_success_resets
     assert rot.wait_s("c1") == 0.0 and rot.failed("c1", "again") == 2.0
 
 
+def test_a_host_whose_failure_took_long_sits_out_at_least_as_long():
+    """A hung host fails a run only after its connects time out (3 x 10 s); with a 2 s
+    backoff it took the next run again at once and stalled the campaign for 30 s per run
+    while a healthy host stood idle."""
+    rot = HostRotation(["c1", "c2"], base_s=2.0, max_s=60.0, clock=Clock())
+    assert [rot.failed("c1", "no SSH banner", spent_s=31.0) for _ in range(5)] == [
+        31.0, 62.0, 124.0, 248.0, 248.0]  # doubling up to 8 x the time a failure costs
+    assert rot.failed("c2", "down", spent_s=0.5) == 2.0  # a quick failure: as before
+
+
 def hosts(*names: str) -> list[Host]:
     return [Host(name=n, address=f"192.0.2.{i + 10}", role="compute", data_iface="data0",
                  data_address=f"10.9.1.{i + 10}") for i, n in enumerate(names)]

@@ -344,6 +344,14 @@ def _in_background(fn: Callable[[], MonitorReport]) -> Future[MonitorReport]:
     return future
 
 
+def _forget_if_torn_down(run: RunAttempt) -> None:
+    """Every object of the run is removed: the hosts' markers (and store rows) go too."""
+    if "prepare_s" in run.timing and not run.teardown.errors:
+        for conn in filter(None, (getattr(run, "cconn", None), getattr(run, "sconn", None))):
+            with contextlib.suppress(Exception):
+                forget(conn, run.run_id)
+
+
 def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
                 attempt: int, abort: threading.Event | None = None) -> tuple[RunOutcome, bool]:
     """One attempt; returns the outcome and whether a failure is transient (worth a retry).
@@ -360,8 +368,12 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
                 finish = run.execute()
             sample = finish()
         reason, transient = None, False
+    except RunAborted:
+        _forget_if_torn_down(run)
+        raise
     except Exception as e:  # noqa: BLE001 - a bug must not abort a campaign either
         if run.abort.is_set():  # failed because it was stopped (a connect cut short)
+            _forget_if_torn_down(run)
             raise RunAborted(f"run {request.run} on {host.name} stopped") from e
         fatal = fatal_cause(e)
         if fatal is not None:
@@ -370,12 +382,7 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
                                   "then `nimo campaign resume`") from e
         reason, transient = failure_reason(run.phase, e)
     cost = time.monotonic() - t0
-    if "prepare_s" in run.timing and not run.teardown.errors:  # the run's objects are all
-        # removed: the hosts' markers (and store rows) go too
-        for conn in (getattr(run, "cconn", None), getattr(run, "sconn", None)):
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    forget(conn, run.run_id)
+    _forget_if_torn_down(run)
     if run.teardown.errors:
         extra = "teardown incomplete: " + "; ".join(run.teardown.errors)
         reason = f"{reason}; {extra}" if reason else extra

@@ -45,13 +45,19 @@ class HostRotation:
         with self._lock:
             return self._state[host].failures
 
-    def failed(self, host: str, reason: str) -> float:
-        """Record a host failure of ``host``; returns the backoff it now sits out."""
+    def failed(self, host: str, reason: str, spent_s: float = 0.0) -> float:
+        """Record a host failure of ``host`` that took ``spent_s`` to show; returns the
+        backoff it now sits out. The backoff starts at the larger of ``base_s`` and
+        ``spent_s`` (a hung host whose connects time out after 30 s sits out at least as
+        long, so that the healthy hosts take the runs meanwhile: with one run asked at a
+        time, every run it takes stalls the campaign) and doubles up to the larger of
+        ``max_s`` and 8 x ``spent_s``."""
         with self._lock:
             st = self._state[host]
             st.failures += 1
             st.reasons = [*st.reasons[-4:], reason]
-            backoff = min(self.max_s, self.base_s * 2 ** (st.failures - 1))
+            start = max(self.base_s, spent_s)
+            backoff = min(max(self.max_s, 8 * spent_s), start * 2 ** (st.failures - 1))
             st.benched_until = self.clock() + backoff
             return backoff
 

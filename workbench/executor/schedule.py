@@ -78,7 +78,8 @@ class _Lanes:
 
     def _settle(self, host: str, item: _Item, outcome: RunOutcome, host_fault: bool) -> None:
         if host_fault:
-            self.rotation.failed(host, outcome.reason or "")
+            spent = (outcome.ended_at or 0.0) - (outcome.started_at or 0.0)
+            self.rotation.failed(host, outcome.reason or "", max(0.0, spent))
             item.failed_on.add(host)
             if self.names - item.failed_on:  # another host may run it: not a failed run
                 self.pending.insert(0, item)

@@ -156,11 +156,13 @@ class Connection:
                     if handshake.abandoned():
                         raise HostError(f"{self.name}: connecting to {self.address}:"
                                         f"{self.port} abandoned: interrupted") from None
+                    if isinstance(e, NoBanner) and e.timed_out:
+                        break  # a hung sshd: waiting for its banner again is no retry
                     if attempt < self.retries:
                         time.sleep(self.backoff_s * (2**attempt))
             raise HostError(
                 f"{self.name}: unreachable at {self.address}:{self.port} "
-                f"after {self.retries + 1} attempts: {describe(last)}",
+                f"after {attempt + 1} attempt{'s' if attempt else ''}: {describe(last)}",
                 hint="check the address, port and that sshd runs on the host",
             )
 

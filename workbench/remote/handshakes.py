@@ -84,6 +84,7 @@ class NoBanner(paramiko.SSHException):
         why = (f"within {timeout_s:g} s (a hung sshd, or not an SSH port)" if timeout_s
                else f"({describe(cause)})")
         super().__init__(f"no SSH banner {why}")
+        self.timed_out = timeout_s is not None
 
 
 def banner_received(client: paramiko.SSHClient) -> bool:
