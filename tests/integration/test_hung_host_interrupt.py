@@ -5,13 +5,10 @@ as interrupted with no run counted as failed for it. Needs only 127.0.0.1 (no la
 from __future__ import annotations
 
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,29 +35,13 @@ application:
 
 
 @pytest.fixture
-def hung_inventory(tmp_path: Path) -> Iterator[Path]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(32)
-    held: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
+def hung_inventory(tmp_path: Path, silent_port: int) -> Path:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "key")],
                    check=True)
     (tmp_path / "known_hosts").write_text("")
     inventory = tmp_path / "inv.yaml"
-    inventory.write_text(INVENTORY.format(port=listener.getsockname()[1]))
-    yield inventory
-    listener.close()
-    for s in held:
-        s.close()
+    inventory.write_text(INVENTORY.format(port=silent_port))
+    return inventory
 
 
 def _interrupted(args: list[str], cwd: Path, after_s: float = 2.0) -> tuple[int, str, float]:

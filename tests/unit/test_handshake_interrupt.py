@@ -4,10 +4,8 @@ timeout, and a hung sshd is named as such (a real silent TCP port on 127.0.0.1).
 from __future__ import annotations
 
 import _thread
-import socket
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,28 +13,6 @@ from workbench.errors import HostError
 from workbench.remote import Connection, handshakes
 from workbench.remote.group import run_parallel
 from workbench.remote.handshakes import abandon_all
-
-
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A port that accepts TCP connections and never says a word (a hung sshd)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    accepted: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                accepted.append(listener.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield listener.getsockname()[1]
-    listener.close()
-    for s in accepted:
-        s.close()
 
 
 def _hung(port: int, tmp_path, timeout: float = 10.0, retries: int = 3) -> Connection:
