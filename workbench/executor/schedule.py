@@ -12,7 +12,7 @@ import dataclasses
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from nimo.records import RunOutcome, RunRequest
@@ -20,6 +20,7 @@ from nimo.runner import OutcomeCallback
 from workbench.executor.rotation import HostRotation
 from workbench.exitstatus import interrupts_deferred
 from workbench.inventory import Host, Policies
+from workbench.remote.group import wait_in_slices
 from workbench.remote.handshakes import abandon_all
 
 # runs one request on one host: its outcome, and whether it failed for a host reason
@@ -112,7 +113,7 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
     pool = ThreadPoolExecutor(max_workers=max(1, len(lanes)), thread_name_prefix="nimo-run")
     futures = [pool.submit(state.lane, h) for h in lanes]
     try:
-        _wait_all(futures)
+        wait_in_slices(futures)
         errors = [e for e in (f.exception() for f in futures) if e is not None]
     except KeyboardInterrupt as e:
         with interrupts_deferred(reraise=False) as noted:  # a second one waits for teardown
@@ -131,13 +132,6 @@ def run_in_lanes(lanes: Sequence[Host], requests: Sequence[RunRequest], run_on: 
     return [state.results[i] for i in range(len(requests)) if i in state.results]
 
 
-def _wait_all(futures: Sequence[Future[None]]) -> None:
-    """Wait for ``futures`` in short slices, so an interrupt is seen at once (also one
-    that does not wake a blocked wait, such as ``_thread.interrupt_main``)."""
-    while wait(futures, timeout=0.2).not_done:
-        pass
-
-
 def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInterrupt,
                        more: int = 0) -> None:
     """Wait for the lanes to kill and tear down their runs. A second interrupt does not stop
@@ -148,7 +142,7 @@ def _wait_for_teardown(futures: Sequence[Future[None]], interrupt: KeyboardInter
         _say_tearing_down()
     while more < 2:
         try:
-            _wait_all(futures)
+            wait_in_slices(futures)
             return
         except KeyboardInterrupt:
             more += 1

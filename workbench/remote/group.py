@@ -29,7 +29,7 @@ def run_parallel(tasks: Mapping[str, Callable[[], T]]) -> dict[str, T | BaseExce
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nimo-step")
     futures = {key: pool.submit(fn) for key, fn in tasks.items()}
     try:
-        _wait_all(futures.values())
+        wait_in_slices(futures.values())
     except KeyboardInterrupt:
         _settle_interrupted(futures.values())
         raise
@@ -38,8 +38,9 @@ def run_parallel(tasks: Mapping[str, Callable[[], T]]) -> dict[str, T | BaseExce
     return {key: f.exception() or f.result() for key, f in futures.items()}
 
 
-def _wait_all(futures: Collection[Future[Any]]) -> None:
-    """Wait in short slices, so an interrupt is seen at once."""
+def wait_in_slices(futures: Collection[Future[Any]]) -> None:
+    """Wait for ``futures`` in short slices, so an interrupt is seen at once (also one that
+    does not wake a blocked wait, such as ``_thread.interrupt_main``)."""
     pending = set(futures)
     while pending:
         pending = wait(pending, timeout=0.2).not_done
