@@ -169,3 +169,10 @@ class RunnerWrapper:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def innermost(runner: Runner) -> Runner:
+    """The runner inside every ``RunnerWrapper`` around ``runner`` (itself if none)."""
+    while isinstance(runner, RunnerWrapper):
+        runner = runner.inner
+    return runner

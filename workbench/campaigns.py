@@ -41,7 +41,7 @@ from nimo.records import (
     StoredRun,
 )
 from nimo.records.campaigns import check_campaign_name
-from nimo.runner import Runner, RunnerWrapper
+from nimo.runner import Runner, innermost
 from nimo.store import Store, open_store
 from nimo.store.urls import check_url, refuse_in_memory
 from workbench.cli.progress import ProgressTable
@@ -77,17 +77,6 @@ def launch_replay(
     }
     return _launch(CampaignKind.REPLAY, runner, design, seed, spec, store_url, name, json_out,
                    progress)
-
-
-def store_family(store_url: str | None, name: str | None, result: CampaignResult) -> None:
-    """A stored replay's ``final.family`` (added after the campaign, ``workbench.
-    replay_family``) kept as the spec's ``family_result``, which ``nimo model export
-    --family`` writes; nothing when the replay was not stored or fitted no family."""
-    family = result.final_extra.get("family")
-    if (store_url is None and name is None) or not family:
-        return
-    with open_store(store_url, create=False) as store:
-        store.update_spec(result.name, family_result=family)
 
 
 def launch_live(
@@ -232,9 +221,7 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
     if info.kind == CampaignKind.LIVE:
         from workbench.executor import SSHRunner
 
-        inner = runner
-        while isinstance(inner, RunnerWrapper):  # e.g. nimo serve's RetryingRunner
-            inner = inner.inner
+        inner = innermost(runner)  # e.g. inside nimo serve's RetryingRunner
         if isinstance(inner, SSHRunner):  # name and record the objects runs make on hosts
             inner.attach(info.name, store)
     try:
@@ -243,6 +230,7 @@ def _execute(store: Store | None, info: CampaignInfo, runner: Runner,
         if store is not None:
             store.set_status(info.name, CampaignStatus.FAILED, stopped_because=one_line(e))
         raise
+    result = _with_replay_figures(store, info, runner, result)
     if json_out is not None:
         write_json(result, json_out, categories)
     return result
@@ -294,14 +282,32 @@ def check_json_target(path: str | Path | None) -> None:
 def _complete_replay_spec(store: Store, info: CampaignInfo, runner: Runner) -> CampaignInfo:
     """A submitted replay campaign learns its external test set (and calibration split)
     when it first starts (also when ``nimo serve`` wraps its runner)."""
-    while isinstance(runner, RunnerWrapper):
-        runner = runner.inner
+    runner = innermost(runner)
     if not isinstance(runner, ReplayRunner) or "external" in info.spec:
         return info
     return store.update_spec(
         info.name, external=_pairs(runner.external), calibration=_pairs(runner.calibration),
         all_samples_s=runner.all_samples_s,
     )
+
+
+def _with_replay_figures(store: Store | None, info: CampaignInfo, runner: Runner,
+                         result: CampaignResult) -> CampaignResult:
+    """A replay's result with the figures it adds to ``final`` (``workbench.replay_family``:
+    median APE, per-target errors, the design's model family), the family also stored as
+    the spec's ``family_result`` (``nimo model export --family``). Here, not in the replay
+    CLI, so that a replay run by ``nimo serve`` or ``campaign resume`` ends the same."""
+    from workbench.replay_family import scale_final
+    from workbench.replay_scale import with_final
+
+    inner = innermost(runner)
+    if not isinstance(inner, ReplayRunner):
+        return result
+    result = with_final(result, scale_final(result, inner, result.design))
+    family = result.final_extra.get("family")
+    if store is not None and family:
+        store.update_spec(info.name, family_result=family)
+    return result
 
 
 def _pairs(cases: Sequence[tuple[Mapping[str, float], float]]) -> list[list[Any]]:

@@ -82,3 +82,28 @@ def test_a_family_that_cannot_be_fitted_is_a_warning_in_the_replay_summary(tmp_p
     out = capsys.readouterr().out
     assert ("design fam: warning: family product not fitted: family product: attribute "
             "'latency_ms' must be > 0") in out
+
+
+def test_a_served_replay_fits_its_family_as_a_direct_one_does(tmp_path, capsys):
+    """The family was added by the replay CLI only: a replay run by `nimo serve` had no
+    `family_result`, and `model export --family` refused it."""
+    from workbench.synthetic import write_all
+
+    write_all(tmp_path)
+    design = tmp_path / "fam.yaml"
+    design.write_text("extends: recommended\nname: fam\n"
+                      "predictors: {mode: auto, bounded: true, family: knn}\n")
+    url = f"sqlite:///{tmp_path}/f.db"
+    data = str(tmp_path / "cpu_bound.csv")
+    assert main(["campaign", "submit", "q1", "--replay", data, "--design", str(design),
+                 "--hosts", "h1", "--seed", "1", "--store", url]) == 0
+    assert main(["serve", "--store", url, "--until-idle"]) == 0
+    assert main(["replay", data, "--design", str(design), "--seed", "1", "--quiet",
+                 "--store", url, "--name", "direct"]) == 0
+    exported = []
+    for name in ("q1", "direct"):
+        out = tmp_path / f"{name}.json"
+        assert main(["model", "export", name, "--family", "-o", str(out), "--store", url]) == 0
+        exported.append(json.loads(out.read_text()))
+    assert exported[0] == exported[1]
+    assert exported[0]["encoder"]["numeric"]

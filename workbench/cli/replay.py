@@ -38,15 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.campaigns import (
         check_json_target,
         launch_replay,
-        store_family,
         write_json,
     )
     from workbench.cli.campaign import run_campaign
     from workbench.designs import load_design
     from workbench.options import from_args
     from workbench.replay import ReplayOptions, ReplayRunner
-    from workbench.replay_family import scale_final
-    from workbench.replay_scale import with_final
     from workbench.shipped import resolve_data
 
     check_json_target(args.json)
@@ -64,9 +61,7 @@ def run(args: argparse.Namespace) -> int:
     def campaign() -> Any:
         result = launch_replay(runner, design=design, seed=args.seed, store_url=args.store,
                                name=args.name, json_out=stream, progress=not args.quiet)
-        result = with_final(result, scale_final(result, runner, result.design))
-        store_family(args.store, args.name, result)
-        if args.json:
+        if args.json == "-":
             write_json(result, args.json)
         return result
 
