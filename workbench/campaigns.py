@@ -140,12 +140,19 @@ def resume(
             # claim and the leases, so nothing of this campaign runs now
             runs = store.runs(name)
             in_flight = [r for r in runs if r.status is RunStatus.QUEUED]
-            if info.kind == CampaignKind.LIVE and (in_flight or runs and info.status.active):
+            if info.kind == CampaignKind.LIVE and (in_flight or runs and _may_have_left(store, info)):
                 clean_hosts(info, in_flight, store)
             store.interrupt_in_flight(name)
             return _execute(store, info, runner, json_out, progress)
     finally:
         store.close()
+
+
+def _may_have_left(store: Store, info: CampaignInfo) -> bool:
+    """Whether the campaign's last process may have left objects on its hosts outside any
+    run in flight: it was killed while active, or the store still records some (a host cut
+    mid-teardown, ``workbench.remote.liveness``: the run is interrupted, its objects stay)."""
+    return info.status.active or bool(store.host_objects(info.name))
 
 
 @contextlib.contextmanager

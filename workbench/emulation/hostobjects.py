@@ -133,6 +133,14 @@ def marker_file(conn: Connection, run_id: str) -> str:
     return f"{marker_dir(conn)}/{check_run_id(run_id)}.{host_token(conn)}"
 
 
+def forget_campaign_on(host: str, campaign: str) -> None:
+    """Drop the store's record of ``campaign``'s objects on ``host`` (all removed)."""
+    with _lock:
+        hook = _hooks.get(campaign_token(campaign))
+    if hook is not None:
+        hook[1].forget_host_objects(hook[0], host=host)
+
+
 def _hook(run_id: str) -> tuple[str, ObjectLog] | None:
     with _lock:
         return _hooks.get(run_id.split("-", 1)[0])

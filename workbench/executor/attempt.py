@@ -13,10 +13,9 @@ collected instead of stopping the others.
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -39,13 +38,12 @@ from workbench.executor.hosts import HostPool
 from workbench.executor.links import diagnose_sshfs, is_sshfs_failure
 from workbench.executor.reasons import cause_first, failure_reason
 from workbench.executor.sample import TIMER, RunFacts, RunHosts, app_time, build_sample, with_cost
-from workbench.executor.stops import FatalSetupError, RunAborted, fatal_cause
+from workbench.executor.stops import FatalSetupError, RunAborted, fatal_cause, killed_on
 from workbench.inventory import Host, render_argv
 from workbench.monitors import Endpoint, MonitorReport, RunMonitors
 from workbench.profiles import PROBE_PORT_BASE, ProfileCache, ProfileTargets, measure_profile
 from workbench.remote import CommandResult, Connection
 from workbench.remote.group import run_parallel
-from workbench.retry import until_done
 from workbench.storage import MountRecord, mount_dataset, unmount_dataset
 from workbench.workload import dataset_relpath
 
@@ -276,7 +274,7 @@ class RunAttempt:
         argv = render_argv(app.command, {**values, **self.inv.argv_values(self.assignment)})
         t0 = time.monotonic()
         try:
-            with _killed_on(self.abort, cg):
+            with killed_on(self.abort, cg):
                 result = self.cconn.run(cg.prefix([*TIMER, *argv]), timeout=app.timeout_s,
                                         check=False)
         except CommandTimeout:
@@ -304,34 +302,6 @@ class RunAttempt:
         return profile
 
 
-@contextlib.contextmanager
-def _killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
-    """While inside, setting ``abort`` kills every process of the run's cgroup (G)."""
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            if abort.wait(0.2):
-                _kill_members(cg, done)
-                return
-
-    watcher = threading.Thread(target=watch, daemon=True, name="nimo-abort")
-    watcher.start()
-    try:
-        yield
-    finally:
-        done.set()
-
-
-def _kill_members(cg: Cgroup, done: threading.Event, attempts: int = 5) -> None:
-    """Kill G (every member of its cgroup; the teardown removes the cgroup, idempotent),
-    again while G still runs and the removal failed (a busy host can drop one command)."""
-    error = until_done(cg.remove, attempts, stop=done)
-    if error is not None:
-        print(f"nimo: could not kill G on interrupt ({error}); waiting for it to end",
-              file=sys.stderr, flush=True)
-
-
 def _quietly(fn: Callable[[], Any]) -> None:
     with contextlib.suppress(Exception):
         fn()
@@ -345,7 +315,9 @@ def _in_background(fn: Callable[[], MonitorReport]) -> Future[MonitorReport]:
 
 
 def _forget_if_torn_down(run: RunAttempt) -> None:
-    """Every object of the run is removed: the hosts' markers (and store rows) go too."""
+    """Every object of the run is removed: the hosts' markers (and store rows) go too; if
+    not, the pool sweeps the campaign's leftovers when it closes (``HostPool.close``)."""
+    run.pool.left_behind |= bool(run.teardown.errors)
     if "prepare_s" in run.timing and not run.teardown.errors:
         for conn in filter(None, (getattr(run, "cconn", None), getattr(run, "sconn", None))):
             with contextlib.suppress(Exception):
@@ -355,10 +327,9 @@ def _forget_if_torn_down(run: RunAttempt) -> None:
 def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: RunRequest,
                 attempt: int, abort: threading.Event | None = None) -> tuple[RunOutcome, bool]:
     """One attempt; returns the outcome and whether a failure is transient (worth a retry).
-
     Raises ``FatalSetupError`` (after the teardown) when the failure will fail every run:
     a host refused us (key, host key, known_hosts) or a needed tool is missing; and
-    ``RunAborted`` (after the teardown) once ``abort`` is set."""
+    ``RunAborted`` (after the teardown, even one left incomplete) once ``abort`` is set."""
     started, t0 = time.time(), time.monotonic()
     run = RunAttempt(pool, profiles, host, request, attempt, abort or threading.Event())
     sample: Sample | None = None
@@ -385,10 +356,11 @@ def run_attempt(pool: HostPool, profiles: ProfileCache, host: Host, request: Run
     _forget_if_torn_down(run)
     if run.teardown.errors:
         extra = "teardown incomplete: " + "; ".join(run.teardown.errors)
+        if run.abort.is_set():  # stopped mid-teardown (a host cut): interrupted, not failed
+            raise RunAborted(f"run {request.run} on {host.name} stopped; {extra}")
         reason = f"{reason}; {extra}" if reason else extra
         sample = None
-    # setup + teardown + collection; measuring the resource profile (once per setting,
-    # Section 2.5) is reported apart as timing.profile_measure_s
+    # setup + teardown + collection; the resource profile is timing.profile_measure_s
     profile_s = float(run.timing.get("profile_measure_s", 0.0))
     overhead = cost - (sample.T if sample is not None else run.app_s) - profile_s
     if sample is not None and reason is None:

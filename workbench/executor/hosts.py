@@ -16,12 +16,14 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 
+from nimo.errors import one_line
 from workbench import apps as shipped
-from workbench.clean import remove_empty_parents
+from workbench.clean import clean, remove_empty_parents
 from workbench.emulation.hostobjects import (
     campaign_token,
     check_parent,
     forget,
+    forget_campaign_on,
     private_dir,
     put_atomic,
 )
@@ -55,6 +57,7 @@ class HostPool:
         self._prepared: dict[str, threading.Event] = {}
         self._peer_iface: dict[str, str] = {}
         self.workload = WorkloadData(inventory, self.app_dirs)  # per-level datasets (dataset_mb)
+        self.left_behind = False  # a run's teardown was cut short: sweep at close
 
     def conn(self, name: str, lane: str | None = None) -> Connection:
         """The persistent connection to a host (opened lazily). ``lane`` (a compute host's
@@ -85,10 +88,25 @@ class HostPool:
             for name, app_dir in list(self.app_dirs.items()):
                 self._remove_app_dir(name, app_dir)
                 del self.app_dirs[name]
+            if self.left_behind and self.campaign:
+                self._sweep()
             for conn in self._conns.values():
                 with contextlib.suppress(Exception):
                     conn.close()
             self._conns.clear()
+
+    def _sweep(self) -> None:
+        """Remove what this campaign's runs left on the hosts used (a teardown a host cut
+        short, ``workbench.clean``); a host where that fails is named on stderr."""
+        for name in sorted({key.split("@")[0] for key in self._conns}):
+            try:
+                clean(self.conn(name), campaign=self.campaign)
+                forget_campaign_on(name, self.campaign)
+            except Exception as e:  # noqa: BLE001 - every host gets its chance
+                print(f"nimo: {name}: could not remove what runs of campaign {self.campaign} "
+                      f"left there ({one_line(e)}); `nimo clean --campaign {self.campaign} "
+                      f"{self.inventory.path}` removes it", file=sys.stderr)
+        self.left_behind = False
 
     def _remove_app_dir(self, name: str, app_dir: str, attempts: int = 3) -> None:
         def remove() -> None:

@@ -17,7 +17,14 @@ the campaign ``failed`` with the reason, and the CLI exits with its own status f
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+
+from workbench.emulation import Cgroup
 from workbench.errors import HostRefused, RemoteCommandFailed, WorkbenchError
+from workbench.retry import until_done
 
 MISSING_TOOL_EXIT = 127  # the shell's (and env's, timeout's) "command not found"
 
@@ -54,3 +61,32 @@ def fatal_cause(error: BaseException) -> str | None:
 class RunAborted(KeyboardInterrupt):
     """The runs in flight were killed and torn down because the process is stopping
     (Ctrl-C, SIGTERM, SIGHUP, a service shutting down); handled as an interrupt."""
+
+
+@contextlib.contextmanager
+def killed_on(abort: threading.Event, cg: Cgroup) -> Iterator[None]:
+    """While inside, setting ``abort`` (an interrupt, a shutdown) kills every process of
+    the run's cgroup (G)."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if abort.wait(0.2):
+                _kill_members(cg, done)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True, name="nimo-abort")
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _kill_members(cg: Cgroup, done: threading.Event, attempts: int = 5) -> None:
+    """Kill G (every member of its cgroup; the teardown removes the cgroup, idempotent),
+    again while G still runs and the removal failed (a busy host can drop one command)."""
+    error = until_done(cg.remove, attempts, stop=done)
+    if error is not None:
+        print(f"nimo: could not kill G on interrupt ({error}); waiting for it to end",
+              file=sys.stderr, flush=True)

@@ -22,9 +22,9 @@ command was SIGKILLed on the host); all defined in ``workbench.errors``.
 """
 
 from workbench.errors import CommandTimeout, HostError, HostGroupError, RemoteCommandFailed
-from workbench.remote.connection import Connection, RemoteProcess, command_line
+from workbench.remote.connection import Connection, RemoteProcess
 from workbench.remote.group import map_hosts, run_all
-from workbench.remote.result import CommandResult
+from workbench.remote.result import CommandResult, command_line
 
 __all__ = [
     "CommandResult",

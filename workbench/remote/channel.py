@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import paramiko
 
 from workbench.errors import HostError
+from workbench.remote.liveness import Pulse
 from workbench.remote.result import CommandResult, quote_argv
 
 if TYPE_CHECKING:
@@ -19,9 +20,10 @@ if TYPE_CHECKING:
 
 
 def drain(
-    chan: paramiko.Channel, deadline: float | None
+    chan: paramiko.Channel, deadline: float | None, pulse: Pulse | None = None
 ) -> tuple[str, str, int | None]:
-    """Read stdout/stderr until the command exits, the channel dies, or ``deadline`` passes."""
+    """Read stdout/stderr until the command exits, the channel dies, or ``deadline`` passes;
+    with ``pulse``, raise ``liveness.Silent`` once the host stops answering keepalives."""
     out: list[bytes] = []
     err: list[bytes] = []
     wait = 0.001  # poll fast at first (short commands), back off to 50 ms for long ones
@@ -48,6 +50,8 @@ def drain(
         if deadline is not None and time.monotonic() >= deadline:
             code = None
             break
+        if pulse is not None:
+            pulse.check()
     return b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace"), code
 
 

@@ -1,15 +1,14 @@
 """A persistent, lazily opened SSH connection to one host (paramiko, key auth only).
 
-Every remote command is an argv list; :func:`command_line` is the ONE place that turns an argv
-into the string the remote shell parses (``shlex.join`` via ``quote_argv``), so no inventory
-value ever reaches a shell unquoted.
+Every remote command is an argv list; :func:`workbench.remote.result.command_line` is the
+ONE place that turns an argv into the string the remote shell parses (``shlex.join`` via
+``quote_argv``), so no inventory value ever reaches a shell unquoted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import socket
 import threading
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import paramiko
 
 from workbench.errors import CommandTimeout, HostError, HostRefused, RemoteCommandFailed
+from workbench.remote import liveness
 from workbench.remote.channel import RemoteProcess, drain
 from workbench.remote.handshakes import (
     Handshake,
@@ -27,48 +27,16 @@ from workbench.remote.handshakes import (
     banner_received,
     describe,
     keys_exchanged,
+    refusal,
 )
-from workbench.remote.result import CommandResult, as_argv, quote_argv
+from workbench.remote.result import CommandResult, as_argv, command_line, quote_argv
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # paramiko logs a failed handshake (a host that never sends its banner) with a traceback
 # from its transport thread, to stderr without a handler and into `nimo serve`'s log through
 # the root logger's. We report the failure ourselves, in one line.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
 LOCAL_GRACE_S = 5.0  # how long after a remote timeout we wait before giving up locally
-
-
-def command_line(
-    argv: Sequence[str],
-    *,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    announce_pid: bool = False,
-    stdin_null: bool = False,
-) -> str:
-    """Build the remote command line: the only ``shlex.join`` in the workbench.
-
-    Wrappers are themselves argv: ``env K=V`` for ``env``, ``timeout --signal=KILL`` for a
-    timeout (so the host kills the command even if we vanish), and a ``sh -c 'echo $$; exec'``
-    shim that prints the PID first for background processes. ``stdin_null`` appends a
-    ``</dev/null`` redirect, so the client never has to send an EOF: paramiko can send that
-    EOF after the server has closed the channel, and OpenSSH then drops the whole connection
-    ("ieof packet referred to nonexistent channel", paramiko issues 1115 and 1705).
-    """
-    full = list(as_argv(argv))
-    if timeout is not None:
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0, got {timeout}")
-        full = ["timeout", "--signal=KILL", f"{timeout:.3f}s", *full]
-    if env:
-        for key in env:
-            if not _ENV_NAME.fullmatch(key):
-                raise ValueError(f"invalid environment variable name {key!r}")
-        full = ["env", *(f"{k}={v}" for k, v in env.items()), *full]
-    if announce_pid:
-        full = ["sh", "-c", 'echo "$$"; exec "$@"', "nimo-start", *full]
-    return quote_argv(full) + (" </dev/null" if stdin_null else "")
 
 
 class Connection:
@@ -94,6 +62,7 @@ class Connection:
         retries: int = 3,
         backoff_s: float = 0.2,
         sftp_timeout: float = 60.0,
+        alive_interval_s: float | None = 15.0,
     ) -> None:
         self.address = address
         self.name = name or address
@@ -110,6 +79,8 @@ class Connection:
         self._lock = threading.RLock()
         self._sftp_lock = threading.Lock()  # one SFTP operation at a time per connection
         self.sftp_timeout = sftp_timeout
+        self._cut: str | None = None  # why the connection was cut for good (``cut``)
+        self.alive_interval_s = alive_interval_s  # a command's keepalives (liveness.Pulse)
 
     @classmethod
     def for_host(cls, host: Any, **kwargs: Any) -> Connection:
@@ -140,6 +111,9 @@ class Connection:
     def open(self) -> Connection:
         """Connect now (idempotent); raise :class:`HostError` with a one-line reason."""
         with self._lock:
+            cut = self._cut or liveness.silenced((self.address, self.port))
+            if cut is not None:
+                raise HostError(f"{self.name}: {cut}")
             if self.is_open:
                 return self
             self._drop()
@@ -148,6 +122,7 @@ class Connection:
             for attempt in range(self.retries + 1):
                 try:
                     self._client = self._connect_once(handshake)
+                    liveness.opened(self)
                     return self
                 except HostError:
                     raise
@@ -187,7 +162,7 @@ class Connection:
             handshake_done = keys_exchanged(client)
             banner = banner_received(client)
             client.close()
-            refused = self._refusal(e, handshake_done)
+            refused = refusal(self, e, handshake_done)
             if refused is not None:
                 raise refused from None
             if not banner and isinstance(e, paramiko.SSHException):
@@ -210,31 +185,29 @@ class Connection:
             client.load_system_host_keys()
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
 
-    def _refusal(self, e: Exception, handshake_done: bool) -> HostRefused | None:
-        """The permanent ``HostRefused`` a connect failure means (key or host key refused),
-        or None when it is transient (worth retrying)."""
-        if isinstance(e, paramiko.BadHostKeyException):
-            return HostRefused(
-                f"{self.name}: host key mismatch for {self.address} "
-                f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
-                hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}")
-        if isinstance(e, paramiko.PasswordRequiredException):
-            return HostRefused(f"{self.name}: key file {self.key_file} is encrypted")
-        if isinstance(e, paramiko.AuthenticationException):
-            return HostRefused(
-                f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})")
-        if isinstance(e, paramiko.SSHException):
-            if "not found in known_hosts" in str(e):
-                return HostRefused(f"{self.name}: host key of {self.address} is not in "
-                                 f"{self.known_hosts or 'known_hosts'}")
-            if handshake_done:  # failed while authenticating: not transient
-                return HostRefused(
-                    f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
-        if isinstance(e, ValueError):  # unparsable key file
-            return HostRefused(f"{self.name}: cannot use key file {self.key_file}: {e}")
-        return None
+    def answers(self, within_s: float) -> bool | None:
+        """Whether the host answers a keepalive within ``within_s`` (None: not open)."""
+        client = self._client
+        transport = client.get_transport() if client else None
+        if transport is None or not transport.is_active():
+            return None
+        return liveness.keepalive_answered(transport, within_s)
+
+    def cut(self, reason: str, *, for_good: bool = True) -> None:
+        """Close the connection: the commands waiting on it end now; ``for_good``, every
+        later command or connect fails at once with ``reason`` (``workbench.remote.
+        liveness``), else a later command reconnects. Takes no lock: a thread may hold it,
+        connecting or waiting."""
+        if for_good:
+            self._cut = reason
+            liveness.silence((self.address, self.port), reason)
+        client = self._client
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
 
     def _drop(self) -> None:
+        liveness.closed(self)
         if self._sftp is not None:
             with contextlib.suppress(Exception):
                 self._sftp.close()
@@ -256,6 +229,8 @@ class Connection:
         self.close()
 
     def _transport(self) -> paramiko.Transport:
+        if self._cut is not None:
+            raise HostError(f"{self.name}: {self._cut}")
         self.open()
         assert self._client is not None
         transport = self._client.get_transport()
@@ -291,7 +266,12 @@ class Connection:
                 chan.sendall(stdin.encode() if isinstance(stdin, str) else stdin)
                 chan.shutdown_write()
             deadline = None if timeout is None else started + timeout + LOCAL_GRACE_S
-            out, err, code = drain(chan, deadline)
+            out, err, code = drain(chan, deadline, self._pulse(chan))
+        except liveness.Silent as e:
+            self.cut(str(e), for_good=False)
+            raise HostError(f"{self.name}: `{quote_argv(frozen)}` abandoned: {e}",
+                            hint="the connection was closed; the next command reconnects"
+                            ) from None
         except OSError as e:
             self._note_drop()
             raise HostError(
@@ -303,6 +283,8 @@ class Connection:
         # paramiko reports -1 when no exit status came (killed by a signal, or the link died)
         if code in (None, -1) and not self.is_open:
             self._note_drop()
+            if self._cut is not None:
+                raise HostError(f"{self.name}: `{quote_argv(frozen)}` abandoned: {self._cut}")
             raise HostError(
                 f"{self.name}: connection dropped while running `{quote_argv(frozen)}`",
                 hint="the SSH session ended before the command reported an exit status",
@@ -315,6 +297,11 @@ class Connection:
         if check and result.exit_code != 0:
             raise RemoteCommandFailed(result)
         return result
+
+    def _pulse(self, chan: paramiko.Channel) -> liveness.Pulse | None:
+        if self.alive_interval_s is None:
+            return None
+        return liveness.Pulse(chan.get_transport(), self.alive_interval_s)
 
     def start(
         self, argv: Sequence[str], *, env: Mapping[str, str] | None = None

@@ -13,8 +13,11 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import paramiko
+
+from workbench.errors import HostRefused
 
 _lock = threading.Lock()
 _sockets: set[socket.socket] = set()
@@ -53,13 +56,17 @@ def in_flight() -> int:
 
 def abandon_all() -> int:
     """Cut every handshake in flight and keep their connects from retrying; returns how
-    many sockets were cut."""
+    many sockets were cut. Open connections that no longer answer are cut too, in the
+    background (``workbench.remote.liveness``)."""
+    from workbench.remote import liveness
+
     global _generation
     with _lock:
         _generation += 1
         cut = list(_sockets)
     for sock in cut:
         _cut(sock)
+    liveness.probe_in_background()
     return len(cut)
 
 
@@ -97,3 +104,28 @@ def keys_exchanged(client: paramiko.SSHClient) -> bool:
     a failure after that is the key's, not the network's."""
     transport = client.get_transport()
     return bool(transport is not None and transport.session_id is not None)
+
+
+def refusal(self: Any, e: Exception, handshake_done: bool) -> HostRefused | None:
+    """The permanent ``HostRefused`` a connect failure of connection ``self`` means (key
+    or host key refused), or None when it is transient (worth retrying)."""
+    if isinstance(e, paramiko.BadHostKeyException):
+        return HostRefused(
+            f"{self.name}: host key mismatch for {self.address} "
+            f"(got {e.key.get_name()} {e.key.get_fingerprint().hex()[:16]}...)",
+            hint=f"the host's key differs from {self.known_hosts or 'known_hosts'}")
+    if isinstance(e, paramiko.PasswordRequiredException):
+        return HostRefused(f"{self.name}: key file {self.key_file} is encrypted")
+    if isinstance(e, paramiko.AuthenticationException):
+        return HostRefused(
+            f"{self.name}: key {self.key_file} rejected for {self.user}@{self.address} ({e})")
+    if isinstance(e, paramiko.SSHException):
+        if "not found in known_hosts" in str(e):
+            return HostRefused(f"{self.name}: host key of {self.address} is not in "
+                             f"{self.known_hosts or 'known_hosts'}")
+        if handshake_done:  # failed while authenticating: not transient
+            return HostRefused(
+                f"{self.name}: cannot authenticate with key {self.key_file}: {e}")
+    if isinstance(e, ValueError):  # unparsable key file
+        return HostRefused(f"{self.name}: cannot use key file {self.key_file}: {e}")
+    return None
