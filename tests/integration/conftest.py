@@ -282,3 +282,39 @@ def campaign_in_db(db: Path, name: str) -> bool:
                                (name,)).fetchone() is not None
     except sqlite3.Error:
         return False
+
+
+def _sshd_pids(netns: str) -> list[int]:
+    from workbench.lab.netns import netns_pids
+
+    pids = []
+    for pid in netns_pids(netns):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().startswith("sshd"):
+                pids.append(pid)
+    return pids
+
+
+@contextlib.contextmanager
+def frozen(the_lab, name: str) -> Iterator[None]:
+    """Every sshd process of lab host ``name`` stopped (SIGSTOP: a frozen host, as SSH sees
+    it) while inside."""
+    import signal
+
+    pids = _sshd_pids(the_lab.host(name).netns)
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+@pytest.fixture
+def freeze(lab):
+    """``freeze(name)``: a context manager in which lab host ``name`` is frozen."""
+    return lambda name: frozen(lab, name)
+

@@ -293,3 +293,37 @@ def test_a_second_signal_does_not_stop_the_teardown(lab, tmp_path, assert_clean)
     all_clean(lab, assert_clean)
     with open_store(url) as store:
         assert all(r.status is RunStatus.INTERRUPTED for r in store.runs("twice"))
+
+
+def test_ctrl_c_with_the_runs_host_frozen_exits_within_its_connect_timeout(
+        lab, tmp_path, assert_clean, freeze):
+    """Every sshd of compute1 stopped while G runs there, then Ctrl-C: the probe cuts the
+    silent host (workbench.remote.liveness) and the command exits 130 within its 10 s
+    connect timeout, not after G's timeout and one per teardown command (30-50 s before);
+    the run is interrupted, not failed; its objects stay recorded for a resume or `nimo
+    clean`, which removes them once the host answers again."""
+    marker = "sleep 44.5"
+    inv = inventory(lab, tmp_path, ["sh", "-c", f"{marker}; true"], name="frozen")
+    url = f"sqlite:///{tmp_path}/frozen.db"
+    proc = subprocess.Popen(nimo("campaign", "run", inv, "--design", design(tmp_path, 4),
+                                 "--name", "frozen", "--store", url, "--skip-doctor",
+                                 "--quiet"),
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_g(lab, marker, proc)
+    with freeze("compute1"):
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    assert proc.returncode == 130, err
+    assert took < 20, f"{took:.1f} s from Ctrl-C to exit"
+    assert "compute1: no answer within 10 s after the interrupt (a hung host)" in err
+    assert "campaign frozen interrupted (Ctrl-C)" in err
+    with open_store(url) as store:
+        runs = store.runs("frozen")
+        assert runs and all(r.status is RunStatus.INTERRUPTED for r in runs), runs
+        assert {o.host for o in store.host_objects("frozen")} == {"compute1"}
+    cleaned = run_cli("clean", "--campaign", "frozen", inv)
+    assert cleaned.returncode == 0, cleaned.stderr
+    all_clean(lab, assert_clean)

@@ -5,46 +5,16 @@ why, and a healthy host's command in flight is left alone."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from workbench.errors import HostError
-from workbench.lab.netns import netns_pids
 from workbench.remote import liveness
 from workbench.remote.handshakes import abandon_all
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-
-
-def _sshd_pids(netns: str) -> list[int]:
-    pids = []
-    for pid in netns_pids(netns):
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/comm").read_text().startswith("sshd"):
-                pids.append(pid)
-    return pids
-
-
-@contextlib.contextmanager
-def frozen(lab, name: str) -> Iterator[None]:
-    """Every sshd process of host ``name`` stopped (SIGSTOP) while inside."""
-    pids = _sshd_pids(lab.host(name).netns)
-    assert pids
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
 
 def _in_thread(fn) -> tuple[threading.Thread, dict]:
@@ -64,7 +34,7 @@ def _in_thread(fn) -> tuple[threading.Thread, dict]:
     return thread, got
 
 
-def test_an_interrupt_cuts_a_host_that_hangs_mid_command(lab):
+def test_an_interrupt_cuts_a_host_that_hangs_mid_command(lab, freeze):
     hung = lab.connect("compute1", connect_timeout=3.0)
     healthy = lab.connect("compute2", connect_timeout=3.0)
     try:
@@ -73,7 +43,7 @@ def test_an_interrupt_cuts_a_host_that_hangs_mid_command(lab):
         waiting, got = _in_thread(lambda: hung.run(["sleep", "60"], timeout=120))
         finishing, fine = _in_thread(lambda: healthy.run(["sleep", "2"], timeout=60))
         time.sleep(0.5)
-        with frozen(lab, "compute1"):
+        with freeze("compute1"):
             pressed = time.monotonic()
             abandon_all()  # what an interrupt does
             waiting.join(20)
@@ -110,7 +80,7 @@ def test_the_probe_leaves_answering_connections_open(lab):
     assert conn.answers(5.0) is None  # closed: nothing to ask
 
 
-def test_a_command_on_a_host_that_stops_answering_ends_after_its_keepalives(lab):
+def test_a_command_on_a_host_that_stops_answering_ends_after_its_keepalives(lab, freeze):
     """No interrupt: the command's keepalives (ServerAlive) find the frozen host; its
     connection is closed, not cut for good, so a command after the host recovers runs."""
     conn = lab.connect("compute1", alive_interval_s=1.0)
@@ -118,7 +88,7 @@ def test_a_command_on_a_host_that_stops_answering_ends_after_its_keepalives(lab)
         conn.open()
         waiting, got = _in_thread(lambda: conn.run(["sleep", "60"], timeout=120))
         time.sleep(0.5)
-        with frozen(lab, "compute1"):
+        with freeze("compute1"):
             waiting.join(20)
             assert not waiting.is_alive(), "the command on the frozen host still waits"
         assert got["took"] < 10.0

@@ -83,6 +83,28 @@ def test_a_torn_down_interrupt_marks_the_runs_in_flight_interrupted(tmp_path, mo
     assert cleaned == [] and again.ran == [4, 5, 6]
 
 
+def test_resume_cleans_when_the_store_still_records_objects_of_an_interrupt(tmp_path,
+                                                                            monkeypatch):
+    """An interrupt whose teardown a hung host cut short (workbench.remote.liveness) leaves
+    the campaign interrupted, no run in flight, and the run's objects recorded: the resume
+    cleans the hosts first (it had only after a crash)."""
+    from nimo.store.objects import HostObject
+    from workbench import clean
+
+    url = f"sqlite:///{tmp_path}/o.db"
+    cleaned: list[str] = []
+    monkeypatch.setattr(clean, "clean_inventory",
+                        lambda path, campaign, store: cleaned.append(campaign) or {})
+    with open_store(url) as store:
+        store.create_campaign("o", "live", design={}, seed=2, spec={"inventory": EXAMPLE})
+        with pytest.raises(KeyboardInterrupt):
+            Campaign(FakePlanner(2, budget=6), FakeRunner(crash_at=4),
+                     observers=[StoreRecorder(store, "o")]).run()
+        store.record_host_object(HostObject("o", "c1-r4-0-ab", "compute1", "dir", "/tmp/x"))
+    campaigns.resume("o", store_url=url, progress=False, runner_factory=lambda i: FakeRunner())
+    assert cleaned == ["o"]
+
+
 def test_live_resume_cleans_hosts_and_reruns_the_interrupted_run(tmp_path, monkeypatch) -> None:
     url = f"sqlite:///{tmp_path}/l.db"
     cleaned: list[str] = []
