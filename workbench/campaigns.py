@@ -140,7 +140,8 @@ def resume(
             # claim and the leases, so nothing of this campaign runs now
             runs = store.runs(name)
             in_flight = [r for r in runs if r.status is RunStatus.QUEUED]
-            if info.kind == CampaignKind.LIVE and (in_flight or runs and _may_have_left(store, info)):
+            live = info.kind == CampaignKind.LIVE
+            if live and (in_flight or runs and _may_have_left(store, info)):
                 clean_hosts(info, in_flight, store)
             store.interrupt_in_flight(name)
             return _execute(store, info, runner, json_out, progress)
