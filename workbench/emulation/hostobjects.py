@@ -135,8 +135,7 @@ def marker_file(conn: Connection, run_id: str) -> str:
 
 def forget_campaign_on(host: str, campaign: str) -> None:
     """Drop the store's record of ``campaign``'s objects on ``host`` (all removed)."""
-    with _lock:
-        hook = _hooks.get(campaign_token(campaign))
+    hook = _hook(campaign_token(campaign))  # a run id starts with its campaign's token
     if hook is not None:
         hook[1].forget_host_objects(hook[0], host=host)
 

@@ -79,7 +79,6 @@ class Connection:
         self._lock = threading.RLock()
         self._sftp_lock = threading.Lock()  # one SFTP operation at a time per connection
         self.sftp_timeout = sftp_timeout
-        self._cut: str | None = None  # why the connection was cut for good (``cut``)
         self.alive_interval_s = alive_interval_s  # a command's keepalives (liveness.Pulse)
 
     @classmethod
@@ -111,7 +110,7 @@ class Connection:
     def open(self) -> Connection:
         """Connect now (idempotent); raise :class:`HostError` with a one-line reason."""
         with self._lock:
-            cut = self._cut or liveness.silenced((self.address, self.port))
+            cut = self._cut_for_good()
             if cut is not None:
                 raise HostError(f"{self.name}: {cut}")
             if self.is_open:
@@ -199,12 +198,15 @@ class Connection:
         liveness``), else a later command reconnects. Takes no lock: a thread may hold it,
         connecting or waiting."""
         if for_good:
-            self._cut = reason
             liveness.silence((self.address, self.port), reason)
         client = self._client
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
+
+    def _cut_for_good(self) -> str | None:
+        """Why the host was cut for the rest of the process (``cut``), or None."""
+        return liveness.silenced((self.address, self.port))
 
     def _drop(self) -> None:
         liveness.closed(self)
@@ -229,8 +231,6 @@ class Connection:
         self.close()
 
     def _transport(self) -> paramiko.Transport:
-        if self._cut is not None:
-            raise HostError(f"{self.name}: {self._cut}")
         self.open()
         assert self._client is not None
         transport = self._client.get_transport()
@@ -283,8 +283,9 @@ class Connection:
         # paramiko reports -1 when no exit status came (killed by a signal, or the link died)
         if code in (None, -1) and not self.is_open:
             self._note_drop()
-            if self._cut is not None:
-                raise HostError(f"{self.name}: `{quote_argv(frozen)}` abandoned: {self._cut}")
+            cut = self._cut_for_good()
+            if cut is not None:
+                raise HostError(f"{self.name}: `{quote_argv(frozen)}` abandoned: {cut}")
             raise HostError(
                 f"{self.name}: connection dropped while running `{quote_argv(frozen)}`",
                 hint="the SSH session ended before the command reported an exit status",

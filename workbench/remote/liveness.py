@@ -6,8 +6,8 @@ own. On an interrupt (:func:`workbench.remote.handshakes.abandon_all`), every op
 connection is asked for an SSH keepalive reply (:func:`probe_in_background`); one that
 gives none within its ``connect_timeout`` is cut: the commands waiting on it end at once,
 and its host refuses new commands and connects for the rest of the process (a new
-connection to it too), naming why. What it
-leaves on the host is for a resume or ``nimo clean``.
+connection to it too), naming why. What it leaves on the host is for a resume or ``nimo
+clean``.
 """
 
 from __future__ import annotations
