@@ -27,11 +27,14 @@ def test_predict_prints_a_family_models_point_prediction(family_model, capsys):
     expected = float(model.predict([{"cpu": 2.0, "disk": "ssd"}])[0])
     assert capsys.readouterr().out.strip() == (
         f"T = {expected:.4g} s  (family knn: a point prediction, no interval)")
+    # a category's code, as `nimo predict` takes it for a cost model
+    assert main(["predict", str(path), "cpu=2", "disk=2"]) == 0
+    assert capsys.readouterr().out.strip().startswith(f"T = {expected:.4g} s")
 
 
 @pytest.mark.parametrize(("values", "message"), [
     (["cpu=2"], "missing value for disk"),
-    (["cpu=2", "disk=nvme"], "disk: unknown category 'nvme' (valid: hdd, ssd)"),
+    (["cpu=2", "disk=nvme"], "disk: unknown category 'nvme' (valid: hdd, ssd (or codes 1..2))"),
     (["cpu=2", "disk=ssd", "disk=hdd"], "disk given twice"),
     (["cpu=fast", "disk=ssd"], "cpu"),
     (["cpu=2", "disk=ssd", "ram=4"], "unknown attribute 'ram'"),

@@ -119,25 +119,13 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
 
 
 def predict_family(model: Any, values: Sequence[str]) -> int:
-    """A family model (``nimo-family-model``): its point prediction; it has no interval."""
-    categorical = dict(model.encoder.categorical)
-    numbers = parse_values([v for v in values if v.partition("=")[0] not in categorical],
-                           model.encoder.numeric)
-    row: dict[str, float | str] = dict(numbers)
-    for item in values:
-        name, _, text = item.partition("=")
-        if name in categorical:
-            if name in row:
-                raise ConfigError(f"{name} given twice", hint="give each attribute once")
-            if text not in categorical[name]:
-                raise ConfigError(f"{name}: unknown category {text!r}",
-                                  hint="valid: " + ", ".join(categorical[name]))
-            row[name] = text
-    missing = [n for n in categorical if n not in row]
-    if missing:
-        raise ConfigError(f"missing value for {', '.join(missing)}",
-                          hint="give every attribute: " + " ".join(f"{n}=..."
-                                                                   for n in model.names))
+    """A family model (``nimo-family-model``): its point prediction; it has no interval. A
+    categorical attribute takes its category or its code, as for a cost model."""
+    categorical = {name: list(levels) for name, levels in model.encoder.categorical.items()}
+    assignment = parse_values(values, list(model.names), categorical)
+    row: dict[str, float | str] = {
+        name: categorical[name][int(value) - 1] if name in categorical else value
+        for name, value in assignment.items()}
     T = float(model.predict([row])[0])
     print(f"T = {T:.4g} s  (family {model.family}: a point prediction, no interval)")
     return 0
