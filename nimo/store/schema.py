@@ -7,7 +7,9 @@ A store records its schema version in ``nimo_schema`` (one row). Opening a store
   ``nimo_campaigns`` but no ``nimo_schema``): the migrations from its version up to
   ``SCHEMA_VERSION`` run, in one transaction, and the new version is recorded;
 * a newer store (written by a later nimo): refused with one line, nothing changed;
-* a current store is only read (a reader may lack write permission).
+* a current store is only read (a reader may lack write permission); so is an older one
+  opened by a reader who may not write it (``read_only``): the tables a later version added
+  are then absent, and the store reads them as empty.
 
 Creating and upgrading hold the store's write lock from the first look (``_schema_lock``),
 so that processes opening a new store at the same moment create it once.
@@ -67,11 +69,12 @@ def stored_version(conn: Connection) -> int | None:
 
 
 def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], url: str,
-                  *, create: bool = True, tables: Collection[str] = ()) -> int:
+                  *, create: bool = True, tables: Collection[str] = (),
+                  read_only: bool = False) -> int:
     """Create, upgrade or refuse the store's schema (see the module); returns the version
     the store had when opened (None read as the current one). A current store holding all
-    ``tables`` is only read; with ``create`` False a database without NIMO tables is
-    refused, not filled."""
+    ``tables`` is only read, and so is any NIMO store when ``read_only``; with ``create``
+    False a database without NIMO tables is refused, not filled."""
     with engine.connect() as conn:
         found = stored_version(conn)
         complete = set(tables) <= set(inspect(conn).get_table_names())
@@ -82,6 +85,8 @@ def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], u
     if found is None and not create:
         raise StoreError(f"{url} is not a NIMO store: it has no nimo tables",
                          hint="check --store or $NIMO_STORE_URL")
+    if read_only and found is not None:
+        return found  # an upgrade writes; its owner's next open does it
     with _schema_lock(engine) as conn:
         found = stored_version(conn)  # again: another process may have created it meanwhile
         _refuse_newer(found, url)

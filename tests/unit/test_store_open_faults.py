@@ -5,6 +5,7 @@ file that is not a NIMO store or does not exist without creating anything."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import multiprocessing as mp
 import os
 import shutil
@@ -124,9 +125,19 @@ def shared_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
+def _read_back(store: object) -> str:
+    """What a reader sees: the campaign names, and each one's owner and host objects (the
+    tables a version-3 store added) where there are any."""
+    names = [c.name for c in store.campaigns()]  # type: ignore[attr-defined]
+    extra = [(store.campaign_owner(n), store.host_objects(n))  # type: ignore[attr-defined]
+             for n in names]
+    return repr(names) + ("" if all(o is None and not h for o, h in extra) else repr(extra))
+
+
 READ = ("import sys\nfrom nimo.store import open_store\n"
-        "with open_store(sys.argv[1], create=False) as s:\n"
-        "    print([c.name for c in s.campaigns()])\n")
+        + inspect.getsource(_read_back)
+        + "with open_store(sys.argv[1], create=False) as s:\n"
+        "    print(_read_back(s))\n")
 
 
 def _as_reader(url: str) -> subprocess.CompletedProcess[str]:
@@ -151,7 +162,7 @@ def _as_reader(url: str) -> subprocess.CompletedProcess[str]:
             os.setgid(nobody.pw_gid)
             os.setuid(nobody.pw_uid)
             with open_store(url, create=False) as store:
-                out = repr([c.name for c in store.campaigns()])
+                out = _read_back(store)
             code = 0
         except BaseException as e:  # reported to the parent, never raised in the child
             out = f"{type(e).__name__}: {e}"
@@ -200,3 +211,37 @@ def test_a_writer_still_creates_a_table_missing_from_a_current_store(tmp_path: P
     with store.engine.connect() as c:
         assert c.exec_driver_sql("SELECT count(*) FROM nimo_host_objects").scalar() == 0
     store.close()
+
+
+def _downgrade_to_version_2(db: Path) -> None:
+    """Make ``db`` a store as a version-2 nimo left it: no owner or claim tables."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE nimo_campaign_claims")
+        conn.execute("DROP TABLE nimo_owners")
+        conn.execute("UPDATE nimo_schema SET version = 2")
+    conn.close()
+
+
+def test_a_user_who_may_not_write_an_older_store_reads_it_without_upgrading(
+        shared_dir: Path) -> None:
+    """An upgrade writes, so a reader who may not write an older store had been refused;
+    it now reads it as it is, and the store stays as it was for its owner to upgrade."""
+    db = shared_dir / "s.db"
+    url = _store_with_campaign(db)
+    _downgrade_to_version_2(db)
+    db.chmod(0o444)
+    shared_dir.chmod(0o777 if os.geteuid() == 0 else 0o755)
+    before, files = _digest(db), sorted(os.listdir(shared_dir))
+    try:
+        done = _as_reader(url)
+    finally:
+        shared_dir.chmod(0o755)
+    assert done.returncode == 0 and done.stdout.strip() == "['c1']", done.stderr
+    assert _digest(db) == before and sorted(os.listdir(shared_dir)) == files
+    db.chmod(0o644)
+    store = open_store(url)  # its owner (a writer) still upgrades it
+    assert store.schema_found == 2 and store.campaign_owner("c1") is None
+    store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT version FROM nimo_schema").fetchone() == (SCHEMA_VERSION,)
+    conn.close()
