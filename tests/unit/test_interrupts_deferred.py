@@ -64,3 +64,21 @@ def test_close_reopens_a_broken_connection_to_remove_the_app_dir(monkeypatch) ->
     pool.close()
     assert opened == [host, host]
     assert ["rm", "-rf", "--", "/tmp/nimo-x-apps-AbC"] in log and pool.app_dirs == {}
+
+
+def test_a_host_that_fails_both_the_app_dir_and_the_sweep_is_named_once(monkeypatch,
+                                                                       capsys) -> None:
+    """A hung host at an interrupt fails the app dir's removal and would fail the sweep of
+    the campaign's leftovers too; it is named in one line, with the command that cleans."""
+    inv = load_inventory(REPO / "inventories" / "example.yaml")
+    swept: list = []
+    monkeypatch.setattr("workbench.executor.hosts.clean",
+                        lambda conn, campaign: swept.append(campaign))
+    pool = HostPool(inv, lambda host: _Conn([], broken=True))
+    pool.campaign, pool.left_behind = "c1", True
+    host = inv.hosts[0].name
+    pool.app_dirs[host] = "/tmp/nimo-x-apps-AbC"
+    pool.close()
+    err = capsys.readouterr().err
+    assert err.count(host) == 1 and swept == [], err
+    assert f"`nimo clean --campaign c1 {inv.path}` removes it" in err

@@ -85,30 +85,39 @@ class HostPool:
         A broken connection is reopened for the removal; a dir that still cannot be removed
         is named on stderr (its host's marker keeps it for ``nimo clean``)."""
         with interrupts_deferred(), self._lock:
+            named: set[str] = set()  # hosts already named on stderr
             for name, app_dir in list(self.app_dirs.items()):
-                self._remove_app_dir(name, app_dir)
+                if not self._remove_app_dir(name, app_dir):
+                    named.add(name)
                 del self.app_dirs[name]
             if self.left_behind and self.campaign:
-                self._sweep()
+                self._sweep(skip=named)
             for conn in self._conns.values():
                 with contextlib.suppress(Exception):
                     conn.close()
             self._conns.clear()
 
-    def _sweep(self) -> None:
+    def _sweep(self, skip: set[str]) -> None:
         """Remove what this campaign's runs left on the hosts used (a teardown a host cut
-        short, ``workbench.clean``); a host where that fails is named on stderr."""
-        for name in sorted({key.split("@")[0] for key in self._conns}):
+        short, ``workbench.clean``); a host where that fails is named on stderr. Hosts in
+        ``skip`` just failed the app dir's removal and were named already."""
+        for name in sorted({key.split("@")[0] for key in self._conns} - skip):
             try:
                 clean(self.conn(name), campaign=self.campaign)
                 forget_campaign_on(name, self.campaign)
             except Exception as e:  # noqa: BLE001 - every host gets its chance
                 print(f"nimo: {name}: could not remove what runs of campaign {self.campaign} "
-                      f"left there ({one_line(e)}); `nimo clean --campaign {self.campaign} "
-                      f"{self.inventory.path}` removes it", file=sys.stderr)
+                      f"left there ({one_line(e)}); {self._clean_hint()} removes it",
+                      file=sys.stderr)
         self.left_behind = False
 
-    def _remove_app_dir(self, name: str, app_dir: str, attempts: int = 3) -> None:
+    def _clean_hint(self) -> str:
+        """The command that removes what this campaign left on its hosts."""
+        which = f"--campaign {self.campaign} " if self.campaign else ""
+        return f"`nimo clean {which}{self.inventory.path}`"
+
+    def _remove_app_dir(self, name: str, app_dir: str, attempts: int = 3) -> bool:
+        """Remove a host's app dir (False, and the host named on stderr, if it fails)."""
         def remove() -> None:
             conn = self.conn(name)
             conn.run(["rm", "-rf", "--", app_dir], timeout=60, check=True)
@@ -120,9 +129,12 @@ class HostPool:
                 self._conns.pop(name).close()
 
         error = until_done(remove, attempts, pause_s=0, after_failure=reopen)
-        if error is not None:
-            print(f"nimo: {name}: could not remove {app_dir} ({error}); `nimo clean` removes "
-                  "it", file=sys.stderr)
+        if error is None:
+            return True
+        more = " and what its runs left there" if self.left_behind and self.campaign else ""
+        print(f"nimo: {name}: could not remove {app_dir}{more} ({error}); "
+              f"{self._clean_hint()} removes it", file=sys.stderr)
+        return False
 
     def prepare(self, compute: Host, storage: Host) -> None:
         """Prepare both hosts of a lane once; later runs wait for the first one's result."""
