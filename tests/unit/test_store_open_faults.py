@@ -181,18 +181,23 @@ def _as_reader(url: str) -> subprocess.CompletedProcess[str]:
 def test_a_user_who_may_not_write_the_store_reads_it(shared_dir: Path,
                                                     dir_writable: bool) -> None:
     db = shared_dir / "s.db"
-    url = _store_with_campaign(db)
+    _reads_c1_and_writes_nothing(_store_with_campaign(db), db, dir_writable)
+
+
+def _reads_c1_and_writes_nothing(url: str, db: Path, dir_writable: bool = True) -> None:
+    """A user who may not write ``db`` (in a dir they may write or not) reads its one
+    campaign c1, and nothing is written."""
     db.chmod(0o444)
     writable = 0o777 if os.geteuid() == 0 else 0o755  # nobody, or this user (file 0444)
-    shared_dir.chmod(writable if dir_writable else 0o555)
-    before, files = _digest(db), sorted(os.listdir(shared_dir))
+    db.parent.chmod(writable if dir_writable else 0o555)
+    before, files = _digest(db), sorted(os.listdir(db.parent))
     try:
         done = _as_reader(url)
     finally:
-        shared_dir.chmod(0o755)
+        db.parent.chmod(0o755)
     assert done.returncode == 0 and done.stdout.strip() == "['c1']", done.stderr
     # nothing written, and no -shm/-wal left that would lock the owner out of its store
-    assert _digest(db) == before and sorted(os.listdir(shared_dir)) == files
+    assert _digest(db) == before and sorted(os.listdir(db.parent)) == files
 
 
 def test_reader_names_a_missing_file_and_creates_nothing(tmp_path: Path) -> None:
@@ -229,15 +234,7 @@ def test_a_user_who_may_not_write_an_older_store_reads_it_without_upgrading(
     db = shared_dir / "s.db"
     url = _store_with_campaign(db)
     _downgrade_to_version_2(db)
-    db.chmod(0o444)
-    shared_dir.chmod(0o777 if os.geteuid() == 0 else 0o755)
-    before, files = _digest(db), sorted(os.listdir(shared_dir))
-    try:
-        done = _as_reader(url)
-    finally:
-        shared_dir.chmod(0o755)
-    assert done.returncode == 0 and done.stdout.strip() == "['c1']", done.stderr
-    assert _digest(db) == before and sorted(os.listdir(shared_dir)) == files
+    _reads_c1_and_writes_nothing(url, db)
     db.chmod(0o644)
     store = open_store(url)  # its owner (a writer) still upgrades it
     assert store.schema_found == 2 and store.campaign_owner("c1") is None
