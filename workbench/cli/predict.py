@@ -121,11 +121,10 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
 def predict_family(model: Any, values: Sequence[str]) -> int:
     """A family model (``nimo-family-model``): its point prediction; it has no interval. A
     categorical attribute takes its category or its code, as for a cost model."""
+    from workbench.replay_categories import named
+
     categorical = {name: list(levels) for name, levels in model.encoder.categorical.items()}
-    assignment = parse_values(values, list(model.names), categorical)
-    row: dict[str, float | str] = {
-        name: categorical[name][int(value) - 1] if name in categorical else value
-        for name, value in assignment.items()}
+    row = named(parse_values(values, list(model.names), categorical), categorical)
     T = float(model.predict([row])[0])
     print(f"T = {T:.4g} s  (family {model.family}: a point prediction, no interval)")
     return 0
