@@ -21,7 +21,7 @@ from workbench.executor.schedule import FailureBudget, median_repeat, run_in_lan
 from workbench.executor.stops import CampaignStopped, FailureBudgetExceeded, RunAborted
 from workbench.inventory import Host, Inventory, load_inventory
 from workbench.profiles import ProfileCache
-from workbench.remote import Connection
+from workbench.remote import Connection, liveness
 
 
 class SSHRunner:
@@ -51,6 +51,8 @@ class SSHRunner:
         self._hook_campaign: str | None = None
         self._abort = threading.Event()  # kills the running G's (an interrupt, a shutdown)
         self.rotation = HostRotation([h.name for h in inventory.compute_hosts])
+        for host in inventory.hosts:  # an earlier campaign's interrupt cut it for good
+            liveness.pardon((host.address, host.port))
 
     # -- Runner contract -------------------------------------------------------------------
     @property

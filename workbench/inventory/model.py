@@ -48,7 +48,9 @@ class Host:
     On a compute host, ``peer`` names its storage host and ``peer_iface`` the storage host's
     interface facing it (default: found with ``ip route get`` on the storage host).
     ``shareable``: campaigns may use the host at the same time (default: a campaign leases
-    it alone, ``nimo campaign run|resume`` and ``nimo serve`` alike).
+    it alone, ``nimo campaign run|resume`` and ``nimo serve`` alike). ``hung_after_s``: a
+    command on the host fails as hung once this long passes without an answer to its SSH
+    keepalives (three, one every third of it; OpenSSH's ServerAlive).
     """
 
     name: str = option(Text(NAME, "valid: letters, digits, _ . - (max 63)"))
@@ -63,6 +65,7 @@ class Host:
     peer: str | None = option(Text(), default=None)
     peer_iface: str | None = option(INTERFACE, default=None)
     shareable: bool = option(Boolean(), default=False)
+    hung_after_s: float = option(Number(3.0, 86400.0), default=45.0)
 
 
 @section

@@ -84,7 +84,10 @@ class Connection:
     @classmethod
     def for_host(cls, host: Any, **kwargs: Any) -> Connection:
         """Connection for an inventory host (duck-typed: name, address, port, user, key_file,
-        known_hosts)."""
+        known_hosts, hung_after_s: three unanswered keepalives, one every third of it)."""
+        hung_after_s = getattr(host, "hung_after_s", None)
+        if hung_after_s is not None:
+            kwargs.setdefault("alive_interval_s", hung_after_s / 3)
         return cls(
             host.address,
             name=host.name,
