@@ -32,6 +32,7 @@ from nimo.runner import RunnerBase
 from nimo.space import Assignment, ResourceSpace
 from workbench.csvfile import file_sha256
 from workbench.options import option
+from workbench.replay_categories import named
 from workbench.replay_data import (
     MAX_ASSIGNMENTS,
     MAX_LEVELS,
@@ -297,10 +298,9 @@ class ReplayRunner(RunnerBase):
         return tuple(n for n in self.dataset.space.names if n not in self.dataset.categories)
 
     def row(self, assignment: Mapping[str, float]) -> dict[str, Any]:
-        """An assignment with each categorical attribute's level as its category string."""
-        cats = self.dataset.categories
-        return {n: cats[n][int(round(v)) - 1] if n in cats else float(v)
-                for n, v in assignment.items()}
+        """An assignment with each categorical attribute's level as its category string
+        (``replay_categories.named``), the other values as floats."""
+        return named({n: float(v) for n, v in assignment.items()}, self.dataset.categories)
 
     def measured_T(self, a: Assignment) -> float:
         """The T an assignment is scored against: the mean of its repeats, or their
