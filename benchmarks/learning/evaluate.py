@@ -275,10 +275,11 @@ def judge_scores(model_doc: Any, attributes: Sequence[str],
     by_point: dict[tuple[float, ...], list[float]] = {}
     for row in judge_rows:
         by_point.setdefault(_key(row, attributes), []).append(float(row["T"]))
-    intervals, measured, ape, nonpositive = [], [], [], 0
+    intervals, measured, ape, nonpositive, widths = [], [], [], 0, []
     for point, Ts in by_point.items():
         p = model.predict_interval(dict(zip(attributes, point, strict=True)), LEVEL)
         mean_T = float(np.mean(Ts))
+        widths.append((p.hi - p.lo) / p.mean if p.mean > 0 else math.nan)
         ape.append(abs(p.mean - mean_T) / mean_T * 100.0)
         nonpositive += not (math.isfinite(p.mean) and p.mean > 0)
         for T in Ts:
@@ -287,7 +288,8 @@ def judge_scores(model_doc: Any, attributes: Sequence[str],
     inside, total, nan = interval_hits(intervals, measured)
     return {"coverage": inside / total if total else None, "judge_inside": inside,
             "judge_runs": total, "judge_nan_intervals": nan,
-            "judge_mape": float(np.mean(ape)), "judge_nonpositive": nonpositive}
+            "judge_mape": float(np.mean(ape)), "judge_nonpositive": nonpositive,
+            "judge_width": float(np.nanmedian(widths)) if np.isfinite(widths).any() else None}
 
 
 def run_job(args: tuple[str, Job]) -> dict[str, Any]:

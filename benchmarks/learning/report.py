@@ -59,6 +59,8 @@ def _common(rs: Records, ok: Records) -> dict[str, Any]:
     s["external_coverage_median"] = statistics.median(ext) if ext else math.nan
     s["nan_intervals"] = sum(r.get("judge_nan_intervals", 0) for r in ok)
     s["judge_mape_median"] = median_inf(r.get("judge_mape") for r in ok)
+    s["judge_width_median"] = median_inf(  # (hi - lo) / predicted T; NaN in older records
+        r["judge_width"] for r in ok if r.get("judge_width") is not None)
     s["nonpositive_predictions"] = sum(r.get("judge_nonpositive", 0) for r in ok)
     walls = [r["wall_s"] for r in rs]
     s["wall_mean_s"], s["wall_max_s"] = statistics.mean(walls), max(walls)
@@ -223,15 +225,18 @@ def _report_honesty(pr: Callable[[str], None], summary: dict[str, Any], w: int) 
     """[3] honesty, [4] coverage."""
     designs = [d for d in summary if d != GBR]
     pr("\n[3] honesty at stop: external MAPE / last internal error; [4] coverage of the 90% "
-       "interval on judge runs (never seen by the campaign)")
+       "interval on judge runs (never seen by the campaign; width: the median of (hi - lo) / "
+       "predicted T)")
     pr(f"{'design':<{w}}{'ext/int med':>12}{'> 2':>7}{'< 1/2':>7}{'sd log':>8}{'n':>5}"
-       f"{'cover pooled':>14}{'cover med':>11}{'NaN int':>9}{'judge MAPE':>12}{'T<=0':>6}")
+       f"{'cover pooled':>14}{'cover med':>11}{'width':>7}{'NaN int':>9}{'judge MAPE':>12}"
+       f"{'T<=0':>6}")
     for d in designs:
         s = summary[d]
         pr(f"{d:<{w}}{_fmt(s['honesty_median'], '.2f'):>12}{_spread(s, 'honesty')}"
            f"{s['honesty_n']:>5}"
            f"{_fmt(100 * s['coverage_pooled'], '.1f') + '%':>14}"
-           f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}{s['nan_intervals']:>9}"
+           f"{_fmt(100 * s['coverage_median'], '.0f') + '%':>11}"
+           f"{_fmt(s.get('judge_width_median', math.nan), '.2f'):>7}{s['nan_intervals']:>9}"
            f"{_fmt(s['judge_mape_median']):>12}{s['nonpositive_predictions']:>6}")
     pr("[4b] 90% coverage before / after recalibrating on the external test set (replay did "
        "until issue 9 item 5; the model delivered now keeps its own calibration or the "
