@@ -6,7 +6,9 @@ campaign's external test set (random assignments never trained on) in two: the f
 median relative width of three intervals:
 
 - parametric: Student-t on the predictors' variances alone;
-- LOO: widened to the studentized leave-one-out residuals of the training runs (every model);
+- own: the model as delivered: widened to the studentized leave-one-out residuals of the
+  training runs, or, for a model blended with its Gaussian process, set by the blend's
+  studentized out-of-fold residuals (``nimo.model.cost.CV``);
 - holdout: widened to the studentized residuals of the calibration cases (what a live
   campaign's ``--holdout N`` or a replay's external test set gives the exported model).
 
@@ -50,7 +52,7 @@ def one(dataset: str, seed: int, n_cal: int) -> dict[str, tuple[list[bool], list
     cal, test = external[:n_cal], external[n_cal:]
     return {
         "parametric": score(model.calibrated({}), test),
-        "LOO": score(model, test),
+        "own": score(model, test),
         "holdout": score(model.calibrated_on(cal, "holdout-studentized"), test),
     }
 
@@ -63,7 +65,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"coverage of {LEVEL:.0%} intervals on unseen runs (recommended design, "
           f"{args.seeds} seeds, {args.calibrate} calibration cases per seed)")
-    print(f"{'dataset':32s} {'parametric':>18s} {'LOO':>18s} {'holdout':>18s}")
+    print(f"{'dataset':32s} {'parametric':>18s} {'own':>18s} {'holdout':>18s}")
     for dataset in DATASETS:
         pooled: dict[str, tuple[list[bool], list[float]]] = {}
         for seed in range(args.seeds):

@@ -20,7 +20,7 @@ import numpy as np
 from nimo.errors import ConfigError, ModelError
 from nimo.model.attributes import attribute_doc
 from nimo.model.gp import LogTProcess, blended, process_from
-from nimo.model.predictor import FittedPredictor, jsonable
+from nimo.model.predictor import RELATIVE, FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 from nimo.model.residual import ResidualField, residual_from
 from nimo.model.support import (
@@ -35,13 +35,16 @@ from nimo.model.support import (
 from nimo.model.validate import calibration_from, field_of, kind_from, predictors_from
 
 FORMAT = "nimo-cost-model"
-# 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds)
-VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION = 1, 2, 3, 4
+# 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds);
+# 5: a predictor's noise relative to its prediction (FittedPredictor.variance)
+VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION = 1, 2, 3, 4, 5
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
 LOO, HOLDOUT, EXTERNAL = "loo-studentized", "holdout-studentized", "external-test-studentized"
-CALIBRATION_SOURCES = {LOO: "loo", HOLDOUT: "holdout", EXTERNAL: "external-test"}
+CV = "cv-studentized"  # a blended model's out-of-fold residuals: their quantile is the interval
+CALIBRATION_SOURCES = {LOO: "loo", HOLDOUT: "holdout", EXTERNAL: "external-test",
+                       CV: "cross-validation"}
 MIN_CALIBRATION_RUNS = 3
 
 
@@ -158,12 +161,14 @@ class CostModel:
     def interval_multiplier(self, level: float, dof: float) -> float:
         """Half-width of the ``level`` interval in predictive stds: the Student-t quantile, or
         the conformal quantile of the studentized LOO residuals when that is larger (rank
-        ``ceil((n + 1) level)``, at most n)."""
+        ``ceil((n + 1) level)``, at most n); a blended model (whose T its predictors' sd does
+        not describe) or out-of-fold residuals (``CV``): that quantile alone."""
         q = two_sided(level, None if math.isinf(dof) else max(dof, 1.0))
         z = self.calibration.get("z") or []
         if z:
             k = min(math.ceil((len(z) + 1) * level), len(z))
-            q = max(q, z[k - 1])
+            alone = self.calibration.get("method") == CV or (self.gp is not None and self.gp_weight)
+            q = z[k - 1] if alone else max(q, z[k - 1])
         return q
 
     @property
@@ -290,7 +295,8 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION if self.part_bounds else VERSION_GP if self.gp is not None else (
+            "version": VERSION if any(p.variance == RELATIVE for p in self.predictors.values())
+            else VERSION_PARTS if self.part_bounds else VERSION_GP if self.gp is not None else (
                 VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
             "kind": self.kind,
             "created_at": self.created_at,

@@ -21,6 +21,8 @@ from nimo.model.features import Term, design_matrix
 
 TARGETS = ("o_a", "o_n", "o_d", "D", "T")
 RESPONSES = ("identity", "log")
+# a new run's noise: resid_var, or resid_var * eta^2 (nimo.predictors.variance)
+CONSTANT, RELATIVE = "constant", "relative"
 
 
 def hat_loo(A: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +83,7 @@ class FittedPredictor:
     params: np.ndarray = field(default_factory=lambda: np.ones(1))
     cov: np.ndarray = field(default_factory=lambda: np.zeros((1, 1)))
     resid_var: float = float("nan")
+    variance: str = CONSTANT  # or RELATIVE: a new run's noise is resid_var * eta^2
     dof: int = 0
     n_train: int = 0
     loo_mape: float | None = None
@@ -92,6 +95,10 @@ class FittedPredictor:
             raise ModelError(f"unknown target {self.target!r}", hint="valid: " + ", ".join(TARGETS))
         if self.response not in RESPONSES:
             raise ModelError(f"unknown response transform {self.response!r}")
+        if self.variance not in (CONSTANT, RELATIVE) or (
+                self.variance == RELATIVE and self.response != "identity"):
+            raise ModelError(f"predictor {self.target}: bad variance {self.variance!r}",
+                             hint="valid: constant, or relative with an identity response")
         p = 1 + len(self.terms)
         params = np.asarray(self.params, dtype=float).reshape(-1)
         cov = np.asarray(self.cov, dtype=float)
@@ -163,7 +170,8 @@ class FittedPredictor:
         mapped to the original scale (times ``y_scale^2``; for a log response also times
         ``f^2``, the delta method). NaN where unknown (no residual degrees of freedom)."""
         A, eta = self._eta(X)
-        v = np.einsum("ij,jk,ik->i", A, self.cov, A) + self.resid_var
+        noise = self.resid_var * eta**2 if self.variance == RELATIVE else self.resid_var
+        v = np.einsum("ij,jk,ik->i", A, self.cov, A) + noise
         if self.response == "log":
             with np.errstate(over="ignore"):
                 return v * self._back(eta) ** 2
@@ -205,6 +213,7 @@ class FittedPredictor:
             "params": [float(v) for v in self.params],
             "cov": [[finite_or_none(v) for v in row] for row in self.cov],
             "resid_var": finite_or_none(self.resid_var),
+            **({"variance": self.variance} if self.variance != CONSTANT else {}),
             "dof": int(self.dof),
             "n_train": int(self.n_train),
             "loo_mape": finite_or_none(self.loo_mape),
@@ -235,6 +244,7 @@ class FittedPredictor:
                 params=np.array([float(v) for v in d["params"]]),
                 cov=np.array([[nan(v) for v in row] for row in d["cov"]], dtype=float),
                 resid_var=nan(d.get("resid_var")),
+                variance=str(d.get("variance", CONSTANT)),
                 dof=int(d.get("dof", 0)),
                 n_train=int(d.get("n_train", 0)),
                 loo_mape=None if loo is None else float(loo),

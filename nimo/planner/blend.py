@@ -42,6 +42,7 @@ class Blend:
         self.weight = 0.0
         self.oof: np.ndarray | None = None  # the last cross-validation's out-of-fold G
         self.oof_informed: np.ndarray | None = None  # ... and how far its runs inform it
+        self.oof_T: np.ndarray | None = None  # the blend's out-of-fold T at the first runs
 
     def hyper(self, levels: Sequence[Sequence[float]], X: np.ndarray, T: np.ndarray,
               fresh: Fresh) -> GPHyper | None:
@@ -71,7 +72,7 @@ class Blend:
         """(the blend's error of the out-of-fold T, the fold models' blended T at every
         run) at the weight the folds choose for ``parametric`` (P's out-of-fold T); (None,
         ``fold_T``) at weight 0 or without a kernel."""
-        self.weight, self.oof, self.oof_informed = 0.0, None, None
+        self.weight, self.oof, self.oof_informed, self.oof_T = 0.0, None, None, None
         if hyper is None:
             return None, fold_T
         self.oof, self.oof_informed, at_all, informed = self.fold_predictions(
@@ -79,8 +80,8 @@ class Blend:
         w = self.choose(T, parametric, self.oof, self.oof_informed, hold)
         if not w:
             return None, fold_T
-        return error_of(T, hold(blended(parametric, self.oof, w * self.oof_informed))), hold(
-            blended(fold_T, at_all, w * informed))
+        self.oof_T = hold(blended(parametric, self.oof, w * self.oof_informed))
+        return error_of(T, self.oof_T), hold(blended(fold_T, at_all, w * informed))
 
     def out_of_fold(self, parametric: np.ndarray) -> np.ndarray:
         """Out-of-fold ``parametric`` T blended as the last cross-validation chose."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor, attributes_as_dicts
-from nimo.model.cost import LOO, MIN_CALIBRATION_RUNS, calibration_of
+from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
@@ -362,10 +362,16 @@ class Learner:
 
     def calibration(self, model: CostModel) -> dict[str, object]:
         """Sorted studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (leverage-1
-        points left out): the model widens too narrow intervals to their quantile."""
+        points left out): the model widens too narrow intervals to their quantile. A model
+        blended with its process gives T the parametric sd does not describe: its
+        residuals are the blend's out-of-fold ones (the runs of the last cross-validation),
+        whose quantile is the interval (``nimo.model.cost.CV``)."""
         if self.n < MIN_CALIBRATION_RUNS:
             return {}
         _, var, _ = model.predict_var_many(self.X)
+        oof = self._blend.oof_T
+        if self._blend.weight and oof is not None and oof.size <= self.n:
+            return calibration_of(CV, self.T()[:oof.size], oof, var[:oof.size])
         return calibration_of(LOO, self.T(), self.combine(self.loo_predictions()), var)
 
     # -- committee (nimo.planner.committee) -------------------------------------------

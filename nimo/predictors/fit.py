@@ -33,6 +33,7 @@ from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
 from nimo.predictors.prior import CATEGORY, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
+from nimo.predictors.variance import CONSTANT, RELATIVE, relative_noise
 
 __all__ = ["PredictorOptions", "fit_predictor"]
 
@@ -83,14 +84,15 @@ def fit_predictor(
                                               pairs)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
-    params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
+    params, cov, resid_var, variance, dof = _final_fit_with_noise(A, r, response, opts)
     used = [a for a in data.active if any(a in t.attrs for t in terms)]
     pred = FittedPredictor(
         target=target, attribute_names=names, attributes=tuple(used),
         reference=tuple(float(reference[names.index(a)]) for a in used),
         scale=tuple(data.scales[data.active.index(a)] for a in used),
         y_ref=float(y_ref), y_scale=data.y_scale, response=response, terms=tuple(terms),
-        params=params, cov=cov, resid_var=resid_var, dof=dof, n_train=int(y.size),
+        params=params, cov=cov, resid_var=resid_var, variance=variance, dof=dof,
+        n_train=int(y.size),
         info={"mode": opts.mode, "active": list(data.active),
               "path": [[label, round(e, 6)] for label, e in path],
               **({"kept": True} if structure is not None else {})},
@@ -257,6 +259,19 @@ def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
         best = int(np.argmin(errs)) if np.isfinite(errs).any() else 0
         search.accept(cands[best], float(errs[best]))
     return list(search.terms)
+
+
+def _final_fit_with_noise(A: np.ndarray, r: np.ndarray, response: str, opts: PredictorOptions
+                          ) -> tuple[np.ndarray, np.ndarray, float, str, int]:
+    """``_final_fit`` and the noise model: (params, cov, residual variance, variance kind,
+    dof), an identity response's noise relative to its prediction when ``opts`` ask for it
+    (``relative_noise``) and it is defined."""
+    params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
+    wanted = opts.relative_noise and response == "identity" and dof > 0
+    relative = relative_noise(A, r, params) if wanted else None
+    if relative is None:
+        return params, cov, resid_var, CONSTANT, dof
+    return params, relative[0], relative[1], RELATIVE, dof
 
 
 def _final_fit(A: np.ndarray, r: np.ndarray, how: str

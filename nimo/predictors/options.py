@@ -73,6 +73,10 @@ class PredictorOptions:
     # auto mode: when no single term cuts the error enough, a main effect together with an
     # interaction it unlocks may join as a pair (a cliff that moves with another attribute)
     lookahead: bool = False
+    # an identity response's noise taken proportional to its prediction (run times scatter
+    # by a share of themselves; nimo.predictors.variance): intervals only, no prediction
+    # changes; off: one residual variance, the paper's regression
+    relative_noise: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -138,7 +142,7 @@ class PredictorOptions:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead"):
+                    "sticky_share", "lookahead", "relative_noise"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -148,7 +152,7 @@ class PredictorOptions:
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
         for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead"):
+                    "sticky_share", "lookahead", "relative_noise"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")
