@@ -80,7 +80,7 @@ class Blend:
         w = self.choose(T, parametric, self.oof, self.oof_informed, hold)
         if not w:
             return None, fold_T
-        self.oof_T = hold(blended(parametric, self.oof, w * self.oof_informed))
+        self.oof_T = hold(self.out_of_fold(parametric))  # choose() set the weight to w
         return error_of(T, self.oof_T), hold(blended(fold_T, at_all, w * informed))
 
     def out_of_fold(self, parametric: np.ndarray) -> np.ndarray:
