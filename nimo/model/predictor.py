@@ -17,6 +17,7 @@ import numpy as np
 
 from nimo.errors import ModelError
 from nimo.finite import finite_or_none
+from nimo.metrics import fit_error_weights
 from nimo.model.features import Term, design_matrix
 
 TARGETS = ("o_a", "o_n", "o_d", "D", "T")
@@ -42,6 +43,13 @@ def hat_loo(A: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         loo = r - (r - fitted) / (1.0 - h)
     loo[h > 1.0 - 1e-10] = np.nan
     return loo, h
+
+
+def relative_rows(y: np.ndarray, y_scale: float) -> np.ndarray:
+    """Row weights of a relative weighted fit: ``1 / y`` on the normalised scale (floored
+    as :func:`nimo.metrics.fit_error_weights` floors it), so each row's residual is its
+    relative error."""
+    return fit_error_weights(y) * y_scale
 
 
 def jsonable(x: Any) -> Any:
@@ -88,6 +96,8 @@ class FittedPredictor:
     n_train: int = 0
     loo_mape: float | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    # fitted by least squares weighted by 1/y^2 (relative errors); changes only a refit
+    weighted: bool = False
     _cols: list[int] = field(init=False, repr=False, compare=False)  # attributes' columns
 
     def __post_init__(self) -> None:
@@ -187,8 +197,11 @@ class FittedPredictor:
         the log scale and is exponentiated. Points of leverage 1 give NaN.
         """
         y = np.asarray(y, dtype=float).reshape(-1)
-        loo, _ = hat_loo(self.design(X), self._response(y))
-        return self._back(loo)
+        A, r = self.design(X), self._response(y)
+        if not self.weighted:
+            return self._back(hat_loo(A, r)[0])
+        s = relative_rows(y, self.y_scale)
+        return self._back(hat_loo(A * s[:, None], r * s)[0] / s)
 
     def _response(self, y: np.ndarray) -> np.ndarray:
         z = y / self.y_scale
@@ -214,6 +227,7 @@ class FittedPredictor:
             "cov": [[finite_or_none(v) for v in row] for row in self.cov],
             "resid_var": finite_or_none(self.resid_var),
             **({"variance": self.variance} if self.variance != CONSTANT else {}),
+            **({"weighted": True} if self.weighted else {}),
             "dof": int(self.dof),
             "n_train": int(self.n_train),
             "loo_mape": finite_or_none(self.loo_mape),
@@ -249,6 +263,7 @@ class FittedPredictor:
                 n_train=int(d.get("n_train", 0)),
                 loo_mape=None if loo is None else float(loo),
                 info=dict(d.get("info") or {}),
+                weighted=bool(d.get("weighted", False)),
             )
         except KeyError as e:
             raise ModelError(f"corrupt cost model: {where} lacks field {e.args[0]!r}") from None

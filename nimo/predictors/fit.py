@@ -28,7 +28,7 @@ from nimo.errors import DataError
 from nimo.finite import finite_or_none
 from nimo.metrics import fit_error_weights
 from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
-from nimo.model.predictor import TARGETS, FittedPredictor
+from nimo.model.predictor import TARGETS, FittedPredictor, relative_rows
 from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
 from nimo.predictors.prior import CATEGORY, two_point_prior
@@ -64,8 +64,7 @@ def fit_predictor(
     ``options.load_ratios``, the hinges of their ratio (:mod:`nimo.predictors.ratios`).
     ``error_scale`` (one value per sample): the selection and the LOO error judge each
     sample's error relative to it instead of to y (``options.share_errors``)."""
-    opts = options or PredictorOptions()
-    names = tuple(attribute_names)
+    opts, names = options or PredictorOptions(), tuple(attribute_names)
     X = np.atleast_2d(np.asarray(X, dtype=float))
     y = np.asarray(y, dtype=float).reshape(-1)
     _check_inputs(target, X, y, names, active, reference)
@@ -84,7 +83,8 @@ def fit_predictor(
                                               pairs)
     r = y / data.y_scale if response == "identity" else np.log(y / data.y_scale)
     A = design_matrix(terms, data.Z, data.active)
-    params, cov, resid_var, variance, dof = _final_fit_with_noise(A, r, response, opts)
+    rows = relative_rows(y, data.y_scale) if opts.weighted and response == "identity" else None
+    params, cov, resid_var, variance, dof = _final_fit_with_noise(A, r, response, opts, rows)
     used = [a for a in data.active if any(a in t.attrs for t in terms)]
     pred = FittedPredictor(
         target=target, attribute_names=names, attributes=tuple(used),
@@ -92,7 +92,7 @@ def fit_predictor(
         scale=tuple(data.scales[data.active.index(a)] for a in used),
         y_ref=float(y_ref), y_scale=data.y_scale, response=response, terms=tuple(terms),
         params=params, cov=cov, resid_var=resid_var, variance=variance, dof=dof,
-        n_train=int(y.size),
+        n_train=int(y.size), weighted=rows is not None,
         info={"mode": opts.mode, "active": list(data.active),
               "path": [[label, round(e, 6)] for label, e in path],
               **({"kept": True} if structure is not None else {})},
@@ -160,6 +160,7 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
     which must beat it by ``min_improvement`` (prefer simple). With ``preferred``, two
     samples get the physical two-point form (:func:`two_point_prior`)."""
     runs = [("identity", y / data.y_scale)]
+    rows = relative_rows(y, data.y_scale) if opts.weighted else None
     if opts.mode == "auto" and opts.log_response and np.all(y > 0):
         runs.append(("log", np.log(y / data.y_scale)))
     pool: list[Candidate] = []
@@ -173,7 +174,8 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
     best: tuple[float, str, list[Term], list[tuple[str, float]]] | None = None
     for response, r in runs:
         search = GreedySearch(r=r, y=y, weights=weights, y_scale=data.y_scale,
-                              log_response=response == "log")
+                              log_response=response == "log",
+                              row_scale=rows if response == "identity" else None)
         if opts.mode == "paper":
             terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
@@ -253,7 +255,8 @@ def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
                                   else [])
         cands = [Candidate(Term.main(a, t), Term.main(a, t).evaluate(columns)) for t in options]
         errs = search.evaluate(np.column_stack([c.column for c in cands]))
-        R = cands[0].column - search.Q @ (search.Q.T @ cands[0].column)
+        c = search.on_rows(cands[0].column[:, None])[:, 0]
+        R = c - search.Q @ (search.Q.T @ c)
         if np.linalg.norm(R) <= 1e-7 * np.linalg.norm(cands[0].column):
             continue
         best = int(np.argmin(errs)) if np.isfinite(errs).any() else 0
@@ -261,11 +264,16 @@ def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
     return list(search.terms)
 
 
-def _final_fit_with_noise(A: np.ndarray, r: np.ndarray, response: str, opts: PredictorOptions
+def _final_fit_with_noise(A: np.ndarray, r: np.ndarray, response: str, opts: PredictorOptions,
+                          rows: np.ndarray | None = None
                           ) -> tuple[np.ndarray, np.ndarray, float, str, int]:
     """``_final_fit`` and the noise model: (params, cov, residual variance, variance kind,
     dof), an identity response's noise relative to its prediction when ``opts`` ask for it
-    (``relative_noise``) and it is defined."""
+    (``relative_noise``) and it is defined. With row weights ``rows`` (1/y: a relative
+    weighted fit) the fit on the weighted rows gives the relative noise directly."""
+    if rows is not None:
+        params, cov, resid_var, dof = _final_fit(A * rows[:, None], r * rows, opts.final_fit)
+        return params, cov, resid_var, RELATIVE if dof > 0 else CONSTANT, dof
     params, cov, resid_var, dof = _final_fit(A, r, opts.final_fit)
     wanted = opts.relative_noise and response == "identity" and dof > 0
     relative = relative_noise(A, r, params) if wanted else None

@@ -77,6 +77,9 @@ class PredictorOptions:
     # by a share of themselves; nimo.predictors.variance): intervals only, no prediction
     # changes; off: one residual variance, the paper's regression
     relative_noise: bool = False
+    # an identity response fitted (and its terms selected) by least squares weighted by
+    # 1/y^2, each run's relative error, as the selection judges it; its noise relative
+    weighted: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -142,7 +145,7 @@ class PredictorOptions:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead", "relative_noise"):
+                    "sticky_share", "lookahead", "relative_noise", "weighted"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -152,7 +155,7 @@ class PredictorOptions:
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
         for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead", "relative_noise"):
+                    "sticky_share", "lookahead", "relative_noise", "weighted"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -44,27 +44,39 @@ class GreedySearch:
     weights: np.ndarray  # 1 / max(|y|, floor), see nimo.predictors.loo.mape
     y_scale: float
     log_response: bool = False
+    # weighted least squares: row i of the design and the response multiplied by
+    # row_scale[i] (None: ordinary least squares); Q, fitted and h are on that scale
+    row_scale: np.ndarray | None = None
     terms: list[Term] = field(default_factory=list)
     path: list[tuple[str, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = self.r.size
-        self.Q = np.full((n, 1), 1.0 / np.sqrt(n))
-        self.fitted = np.full(n, self.r.mean())
-        self.h = np.full(n, 1.0 / n)
+        self.s = np.ones(n) if self.row_scale is None else np.asarray(self.row_scale, float)
+        self.rs = self.r * self.s
+        if self.row_scale is None:
+            self.Q = np.full((n, 1), 1.0 / np.sqrt(n))
+            self.fitted = np.full(n, self.r.mean())
+            self.h = np.full(n, 1.0 / n)
+        else:
+            self.Q = (self.s / np.linalg.norm(self.s))[:, None]
+            self.fitted = self.Q[:, 0] * (self.Q[:, 0] @ self.rs)
+            self.h = self.Q[:, 0] ** 2
         self.err = float(self._errors(self._loo_current()[:, None])[0])
         self.path.append(("1", self.err))
 
     # -- LOO errors ------------------------------------------------------------------
     def _loo_current(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            e = (self.r - self.fitted) / (1.0 - self.h)
+            e = (self.rs - self.fitted) / (1.0 - self.h)
         e[self.h > 1.0 - 1e-10] = np.inf
         return e
 
     def _errors(self, E: np.ndarray) -> np.ndarray:
-        """LOO MAPE (%) per column of LOO residuals E (regression scale)."""
+        """LOO MAPE (%) per column of LOO residuals E (on the rows' scale)."""
         n = E.shape[0]
+        if self.row_scale is not None:
+            E = E / self.s[:, None]
         with np.errstate(over="ignore", invalid="ignore"):
             if self.log_response:
                 # y - y_scale*exp(r - e) = y * (1 - exp(-e))
@@ -77,6 +89,14 @@ class GreedySearch:
 
     def evaluate(self, C: np.ndarray) -> np.ndarray:
         """LOO MAPE of the current design plus each single column of C (inf if invalid)."""
+        return self._evaluate(self.on_rows(C))
+
+    def on_rows(self, C: np.ndarray) -> np.ndarray:
+        """Columns C on the rows' scale."""
+        return C if self.row_scale is None else C * self.s[:, None]
+
+    def _evaluate(self, C: np.ndarray) -> np.ndarray:
+        """``evaluate`` of columns already on the rows' scale."""
         if C.shape[1] == 0:
             return np.empty(0)
         R = C - self.Q @ (self.Q.T @ C)
@@ -84,8 +104,8 @@ class GreedySearch:
         rn = np.sqrt(np.einsum("ij,ij->j", R, R))
         valid = rn > RANK_TOL * np.maximum(cn, 1e-300)
         Qn = R / np.where(valid, rn, 1.0)
-        coef = Qn.T @ self.r
-        e_old = self.r - self.fitted
+        coef = Qn.T @ self.rs
+        e_old = self.rs - self.fitted
         H = self.h[:, None] + Qn * Qn
         with np.errstate(divide="ignore", invalid="ignore"):
             E = (e_old[:, None] - Qn * coef) / (1.0 - H)
@@ -95,12 +115,12 @@ class GreedySearch:
         return errs
 
     def accept(self, cand: Candidate, err: float) -> None:
-        c = cand.column
+        c = self.on_rows(cand.column[:, None])[:, 0]
         for _ in range(2):  # Gram-Schmidt twice keeps Q orthonormal
             c = c - self.Q @ (self.Q.T @ c)
         q = c / np.linalg.norm(c)
         self.Q = np.column_stack([self.Q, q])
-        self.fitted = self.fitted + q * (q @ self.r)
+        self.fitted = self.fitted + q * (q @ self.rs)
         self.h = self.h + q * q
         self.terms.append(cand.term)
         self.err = err
@@ -140,7 +160,7 @@ class GreedySearch:
         unlocks is accepted if the pair cuts the error by ``(1 - need)^2``, as two single
         terms would have to (:meth:`_unlock`).
         """
-        cands = _Pool.build(pool, self.Q, self.r, matrix)
+        cands = _Pool.build(pool, self.Q, self.rs, matrix, self.row_scale)
         offers = _Offers(columns, transforms_of or {}, {} if pair_cache is None else pair_cache,
                          interactions, ratio_pairs)
         n = self.r.size
@@ -151,7 +171,7 @@ class GreedySearch:
                 break
             # selection-bias guard: the best of m pure-noise columns cuts the error by ~ln(m)/n
             need = max(min_improvement, np.log(max(idx.size, 1)) / n)
-            errs = self.evaluate(cands.C[:, idx])
+            errs = self._evaluate(cands.C[:, idx])
             j = int(np.argmin(errs))
             if preferred:
                 j = physical_tiebreak([cands.cands[int(i)].term for i in idx], errs, j,
@@ -173,7 +193,7 @@ class GreedySearch:
         cands.project(self.Q[:, -1])
         new = offers.new(self.terms, cands.seen)
         if new:
-            cands.extend(new, self.Q, self.r)
+            cands.extend(new, self.Q, self.rs)
 
     def _unlock(self, cands: _Pool, offers: _Offers, idx: np.ndarray, errs: np.ndarray,
                 need: float, max_terms: int) -> tuple[int, float, Term, float] | None:
@@ -211,7 +231,7 @@ class GreedySearch:
         ok = cands.alive & (rn2 > SCREEN_TOL * np.maximum(cands.cn2, 1e-300))
         idx = np.flatnonzero(ok)
         if self.r.size * idx.size > SCREEN_CELLS and idx.size > SCREEN:
-            qr = self.Q.T @ self.r
+            qr = self.Q.T @ self.rs
             gain = (cands.ct[idx] - qr @ cands.P[:, idx]) ** 2 / rn2[idx]
             idx = idx[np.argpartition(-gain, SCREEN)[:SCREEN]]
         return idx
@@ -259,25 +279,29 @@ class _Pool:
     ``C'r`` and which are still ``alive`` (not yet accepted)."""
 
     cands: list[Candidate]
-    C: np.ndarray
+    C: np.ndarray  # on the rows' scale
     m: int
     P: np.ndarray
     cn2: np.ndarray
     ct: np.ndarray
     alive: np.ndarray
     seen: set[Term]
+    row_scale: np.ndarray | None = None
 
     @classmethod
     def build(cls, pool: list[Candidate], Q: np.ndarray, r: np.ndarray,
-              matrix: np.ndarray | None) -> _Pool:
+              matrix: np.ndarray | None, row_scale: np.ndarray | None = None) -> _Pool:
+        """The pool on the rows' scale (``r`` is already on it)."""
         cands = list(pool)
         m = len(cands)
         C = np.empty((r.size, m + 64))
         if m:
             C[:, :m] = matrix if matrix is not None else np.column_stack([c.column for c in cands])
+            if row_scale is not None:
+                C[:, :m] *= row_scale[:, None]
         used = C[:, :m]
         return cls(cands, C, m, Q.T @ used, np.einsum("ij,ij->j", used, used), used.T @ r,
-                   np.ones(m, bool), {c.term for c in cands})
+                   np.ones(m, bool), {c.term for c in cands}, row_scale)
 
     def index(self, term: Term) -> int:
         """Where ``term`` sits among the candidates."""
@@ -296,6 +320,8 @@ class _Pool:
         Cn = self.C[:, m:m + k]
         for i, c in enumerate(new):
             Cn[:, i] = c.column
+        if self.row_scale is not None:
+            Cn *= self.row_scale[:, None]
         self.cands += new
         self.m = m + k
         self.P = np.column_stack([self.P, Q.T @ Cn])
