@@ -58,9 +58,10 @@ def _v2_to_v3(conn: Connection) -> None:
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
-def stored_version(conn: Connection) -> int | None:
-    """The store's schema version; 1 for a store from before versions; None when empty."""
-    names = set(inspect(conn).get_table_names())
+def stored_version(conn: Connection, names: Collection[str] | None = None) -> int | None:
+    """The store's schema version; 1 for a store from before versions; None when empty
+    (``names``: its table names, when already asked)."""
+    names = set(inspect(conn).get_table_names()) if names is None else set(names)
     if SCHEMA_TABLE in names:
         row = conn.execute(select(schema_table.c.version).where(schema_table.c.id == 1)).first()
         if row is not None:
@@ -70,23 +71,25 @@ def stored_version(conn: Connection) -> int | None:
 
 def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], url: str,
                   *, create: bool = True, tables: Collection[str] = (),
-                  read_only: bool = False) -> int:
+                  read_only: bool = False) -> tuple[int, frozenset[str]]:
     """Create, upgrade or refuse the store's schema (see the module); returns the version
-    the store had when opened (None read as the current one). A current store holding all
+    the store had when opened (None read as the current one) and which of ``tables`` it
+    still lacks (only a store opened ``read_only`` may). A current store holding all
     ``tables`` is only read, and so is any NIMO store when ``read_only``; with ``create``
     False a database without NIMO tables is refused, not filled."""
     with engine.connect() as conn:
-        found = stored_version(conn)
-        complete = set(tables) <= set(inspect(conn).get_table_names())
+        names = set(inspect(conn).get_table_names())
+        found = stored_version(conn, names)
         conn.rollback()
+    absent = frozenset(tables) - names
     _refuse_newer(found, url)
-    if found == SCHEMA_VERSION and complete:
-        return found
+    if found == SCHEMA_VERSION and not absent:
+        return found, absent
     if found is None and not create:
         raise StoreError(f"{url} is not a NIMO store: it has no nimo tables",
                          hint="check --store or $NIMO_STORE_URL")
     if read_only and found is not None:
-        return found  # an upgrade writes; its owner's next open does it
+        return found, absent  # an upgrade writes; its owner's next open does it
     with _schema_lock(engine) as conn:
         found = stored_version(conn)  # again: another process may have created it meanwhile
         _refuse_newer(found, url)
@@ -96,7 +99,7 @@ def ensure_schema(engine: Engine, create_tables: Callable[[Connection], None], u
             MIGRATIONS[v](conn)
         if found != SCHEMA_VERSION:
             _record(conn, found)
-    return found or SCHEMA_VERSION
+    return found or SCHEMA_VERSION, frozenset()
 
 
 def _refuse_newer(found: int | None, url: str) -> None:

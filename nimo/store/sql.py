@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import create_engine, delete, event, inspect
+from sqlalchemy import create_engine, delete, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
@@ -68,14 +68,11 @@ class SqlStore(SqlHostObjects, SqlOwnership, Store):
                 create_private_file(sa_url)  # 0600: a store holds hosts, specs and results
             uri = None if create else reader_uri(sa_url, self.url)
             self.engine: Engine = _engine(sa_url, wal=create, uri=uri)
-            self.schema_found = ensure_schema(
+            # an older store read by a user who may not upgrade it lacks later tables
+            self.schema_found, self.absent_tables = ensure_schema(
                 self.engine, lambda conn: SQLModel.metadata.create_all(conn), self.url,
                 create=create, tables=list(SQLModel.metadata.tables),
                 read_only=uri is not None)
-            # an older store read by a user who may not upgrade it lacks later tables
-            self.absent_tables = (frozenset(SQLModel.metadata.tables)
-                                  - set(inspect(self.engine).get_table_names())
-                                  if uri is not None else frozenset())
         except (SQLAlchemyError, ArgumentError, ValueError, ModuleNotFoundError, OSError) as e:
             raise StoreError(f"cannot open store {self.url}: {scrub(one_line(e), raw)}") from e
 
