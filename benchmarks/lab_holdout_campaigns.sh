@@ -19,7 +19,7 @@ cat > "$work/design.yaml" <<'EOF'
 extends: recommended
 name: recommended-30
 description: recommended capped at 30 runs (the README's live lab campaigns)
-stop: {error_pct: 5, min_samples: 12, patience: 30, honest: true, confirm_runs: 10, max_runs: 30}
+stop: {max_runs: 30}
 EOF
 status=0
 for seed in "${seeds[@]}"; do

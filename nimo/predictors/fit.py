@@ -257,7 +257,7 @@ def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
         errs = search.evaluate(np.column_stack([c.column for c in cands]))
         c = search.on_rows(cands[0].column[:, None])[:, 0]
         R = c - search.Q @ (search.Q.T @ c)
-        if np.linalg.norm(R) <= 1e-7 * np.linalg.norm(cands[0].column):
+        if np.linalg.norm(R) <= 1e-7 * np.linalg.norm(c):
             continue
         best = int(np.argmin(errs)) if np.isfinite(errs).any() else 0
         search.accept(cands[best], float(errs[best]))

@@ -120,9 +120,7 @@ def test_a_campaign_with_the_option_delivers_weighted_predictors(tmp_path) -> No
     from workbench.replay import open_replay
 
     design = tmp_path / "weighted.yaml"
-    design.write_text("extends: recommended\nname: weighted\npredictors: {mode: auto, "
-                      "bounded: true, physical: true, physical_ties: false, relative_noise: "
-                      "true, weighted: true}\n")
+    design.write_text("extends: recommended\nname: weighted\npredictors: {weighted: true}\n")
     data = Path(__file__).resolve().parents[2] / "datasets" / "lab" / "checksum.csv"
     runner, external = open_replay(str(data), seed=2)
     planner = make_planner(runner.space, load_design(str(design)), 2, runner.kind)
