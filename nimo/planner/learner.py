@@ -285,7 +285,8 @@ class Learner:
         return ((error, scores[1]) if self._blend.weight else scores), fold_T
 
     def _gp_hyper(self, X: np.ndarray, T: np.ndarray) -> GPHyper | None:
-        dense = self.n >= self.options.gp_min_share * len(self.space.candidates)
+        share, runs = self.options.gp_min_share, self.options.gp_min_runs
+        dense = self.n >= share * len(self.space.candidates) or 0 < runs <= self.n
         if not (self.options.gp and self.bounded and dense and self.fitted.keys() == set(
                 self.predictor_names)):
             return None

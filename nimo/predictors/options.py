@@ -57,6 +57,10 @@ class PredictorOptions:
     # the candidate assignments (a process interpolates between runs; where they are sparse,
     # the parametric form alone extrapolates better); 0: at any density
     gp_min_share: float = 0.0
+    # with ``gp_min_share``: the blend is also considered once a campaign has this many runs,
+    # however large its space (a long campaign is one whose forms keep missing); 0: the share
+    # alone
+    gp_min_runs: int = 0
     # after a new run, keep the previous fit's form (response and terms, refitted) unless the
     # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
     sticky: float = 0.0
@@ -98,6 +102,8 @@ class PredictorOptions:
         if not 0.0 <= self.gp_min_share < 1.0:
             raise ConfigError(f"predictors.gp_min_share must lie in [0, 1), not "
                               f"{self.gp_min_share}")
+        if self.gp_min_runs < 0:
+            raise ConfigError(f"predictors.gp_min_runs must be >= 0, not {self.gp_min_runs}")
         if self.max_terms < 0:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
@@ -108,6 +114,9 @@ class PredictorOptions:
             raise ConfigError("predictors.lookahead needs predictors.interactions: true")
         if self.gp_min_share and not self.gp:
             raise ConfigError("predictors.gp_min_share needs predictors.gp: true")
+        if self.gp_min_runs and not self.gp_min_share:
+            raise ConfigError("predictors.gp_min_runs needs predictors.gp_min_share above 0",
+                              hint="without a share the blend is considered at any density")
         for key in ("residual", "gp"):
             if getattr(self, key) and not self.bounded:
                 raise ConfigError(f"predictors.{key} needs predictors.bounded: true",
@@ -137,7 +146,7 @@ class PredictorOptions:
                                   hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
         for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float),
-                          ("gp_min_share", float)):
+                          ("gp_min_share", float), ("gp_min_runs", int)):
             try:
                 if key in kw:
                     kw[key] = kind(kw[key])
@@ -154,8 +163,8 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "gp_min_share", "sticky", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead", "relative_noise", "weighted"):
+        for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "sticky", "load_ratios",
+                    "share_errors", "sticky_share", "lookahead", "relative_noise", "weighted"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

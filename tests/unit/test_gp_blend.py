@@ -39,11 +39,12 @@ def parametric(X: np.ndarray) -> np.ndarray:
     return 20.0 + 80.0 / X[:, 1]
 
 
-def learner_on(truth, gp: bool, min_share: float = 0.0) -> Learner:
+def learner_on(truth, gp: bool, min_share: float = 0.0, min_runs: int = 0) -> Learner:
     space = ResourceSpace((Attribute("mem", MEM), Attribute("cpu", CPU)))
     learner = Learner(space, "direct", (8.0, 0.5),
                       PredictorOptions(bounded=True, gp=gp, gp_min_share=min_share,
-                                       final_fit="numpy", transforms=("identity", "reciprocal")))
+                                       gp_min_runs=min_runs, final_fit="numpy",
+                                       transforms=("identity", "reciprocal")))
     learner.active["f_T"] = ["mem", "cpu"]
     X = grid()[TRAIN]
     for (m, c), T in zip(X, truth(X), strict=True):
@@ -86,6 +87,16 @@ def test_the_blend_waits_until_the_runs_cover_the_share_of_candidates_asked() ->
     plain = learner_on(smooth_knee, False)
     assert sparse.cv_errors()[0] == pytest.approx(plain.cv_errors()[0])
     assert sparse.model().gp is None
+
+
+def test_a_long_campaign_considers_the_blend_before_its_runs_cover_the_share() -> None:
+    # 32 runs of 64 candidates, a share of 0.6 (38 runs): 32 runs asked let the blend in,
+    # 33 do not
+    early = learner_on(smooth_knee, True, min_share=0.6, min_runs=32)
+    assert early.blend_weight > 0 and early.model().gp is not None
+    assert early.blend_weight == learner_on(smooth_knee, True, min_share=0.5).blend_weight
+    late = learner_on(smooth_knee, True, min_share=0.6, min_runs=33)
+    assert late.blend_weight == 0.0 and late.gp_process() is None
 
 
 def test_a_form_that_holds_keeps_the_model_parametric() -> None:
@@ -142,6 +153,11 @@ def test_the_option_needs_a_bounded_model_and_a_cross_validated_error() -> None:
     ({"bounded": True, "gp": True, "gp_min_share": -0.1}, "gp_min_share must lie in"),
     ({"bounded": True, "gp": True, "gp_min_share": "many"}, "gp_min_share: bad number"),
     ({"bounded": True, "gp_min_share": 0.05}, "gp_min_share needs predictors.gp: true"),
+    ({"bounded": True, "gp": True, "gp_min_share": 0.05, "gp_min_runs": -1},
+     "gp_min_runs must be >= 0"),
+    ({"bounded": True, "gp": True, "gp_min_share": 0.05, "gp_min_runs": "forty"},
+     "gp_min_runs: bad number"),
+    ({"bounded": True, "gp": True, "gp_min_runs": 40}, "gp_min_runs needs predictors.gp_min_share"),
 ])
 def test_a_bad_min_share_is_a_one_line_config_error(options, message) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -153,6 +169,11 @@ def test_the_min_share_is_echoed_only_when_set() -> None:
     assert shared.to_dict()["gp_min_share"] == 0.05
     assert PredictorOptions.from_dict(shared.to_dict()) == shared
     assert "gp_min_share" not in PredictorOptions(bounded=True, gp=True).to_dict()
+    both = PredictorOptions.from_dict(
+        {"bounded": True, "gp": True, "gp_min_share": 0.05, "gp_min_runs": 40})
+    assert both.to_dict()["gp_min_runs"] == 40
+    assert PredictorOptions.from_dict(both.to_dict()) == both
+    assert "gp_min_runs" not in shared.to_dict()
 
 
 def test_a_blended_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
