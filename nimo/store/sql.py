@@ -34,6 +34,7 @@ from nimo.store import convert
 from nimo.store import tables as t
 from nimo.store.base import Store, campaign_kind, check_finished, name_taken, no_campaign
 from nimo.store.objects import SqlHostObjects
+from nimo.store.quiet import quiet_interrupted_cleanup
 from nimo.store.schema import ensure_schema
 from nimo.store.sql_owners import SqlOwnership
 from nimo.store.types import ModelVersion
@@ -340,7 +341,10 @@ def _engine(sa_url: str, *, wal: bool, uri: str | None = None) -> Engine:
     """The engine of ``sa_url``; SQLite: its pragmas (``wal``: switch to write-ahead
     logging) and, with ``uri``, connections opened by that SQLite URI instead."""
     if not sa_url.startswith("sqlite"):
-        return create_engine(sa_url, connect_args={"connect_timeout": 10}, pool_pre_ping=True)
+        engine = create_engine(sa_url, connect_args={"connect_timeout": 10},
+                               pool_pre_ping=True)
+        quiet_interrupted_cleanup(engine)
+        return engine
     args: dict[str, Any] = {"timeout": 60, "check_same_thread": False}
     if uri is None:
         engine = create_engine(sa_url, connect_args=args, pool_pre_ping=True)
@@ -348,6 +352,7 @@ def _engine(sa_url: str, *, wal: bool, uri: str | None = None) -> Engine:
         engine = create_engine(sa_url, pool_pre_ping=True,
                                creator=lambda: sqlite3.connect(uri, uri=True, **args))
     event.listen(engine, "connect", functools.partial(_sqlite_pragmas, wal=wal))
+    quiet_interrupted_cleanup(engine)
     return engine
 
 
