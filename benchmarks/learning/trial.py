@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchmarks.learning.metrics import median_inf
 
 Key = tuple[str, int]  # (case, seed)
 
@@ -50,12 +51,10 @@ def by_campaign(records: Sequence[Mapping[str, Any]], design: str | None) -> dic
 
 def column(records: Mapping[Key, Mapping[str, Any]]) -> Column:
     rows = list(records.values())
-    finals = [float(r["final_mape"]) if r["final_mape"] is not None else math.inf for r in rows]
-    reach = [float(r["reach_run"]) if r.get("reach_run") is not None else math.inf
-             for r in rows]
+    finals = [math.inf if r["final_mape"] is None else float(r["final_mape"]) for r in rows]
     honesty = [float(r["honesty"]) for r in rows if r.get("honesty") is not None]
     return Column(len(rows), sum(bool(r.get("reached_within")) for r in rows),
-                  statistics.median(reach), statistics.median(finals),
+                  median_inf(r.get("reach_run") for r in rows), median_inf(finals),
                   sum(h > 2 for h in honesty), sum(f > 10 for f in finals),
                   sum(f > 50 for f in finals))
 
