@@ -40,6 +40,7 @@ class Blend:
         self._hyper: tuple[int, GPHyper | None] | None = None
         self._process: tuple[int, LogTProcess | None] | None = None
         self.weight = 0.0
+        self.chosen = 0.0  # the folds' weight, whether or not a probation holds it back
         self.oof: np.ndarray | None = None  # the last cross-validation's out-of-fold G
         self.oof_informed: np.ndarray | None = None  # ... and how far its runs inform it
         self.oof_T: np.ndarray | None = None  # the blend's out-of-fold T at the first runs
@@ -73,6 +74,7 @@ class Blend:
         run) at the weight the folds choose for ``parametric`` (P's out-of-fold T); (None,
         ``fold_T``) at weight 0 or without a kernel."""
         self.weight, self.oof, self.oof_informed, self.oof_T = 0.0, None, None, None
+        self.chosen = 0.0
         if hyper is None:
             return None, fold_T
         self.oof, self.oof_informed, at_all, informed = self.fold_predictions(
@@ -104,12 +106,18 @@ class Blend:
             best = min(scored, key=lambda w: (scored[w], w))
             if scored[best] < GAIN * errors[0.0]:
                 self.weight = best
+        self.chosen = self.weight
         return self.weight
+
+    def hold(self) -> None:
+        """Deliver the model without the process; ``chosen`` keeps the folds' weight."""
+        self.weight, self.oof_T = 0.0, None
 
     def process(self, levels: Sequence[Sequence[float]], X: np.ndarray, T: np.ndarray,
                 hyper: GPHyper | None) -> LogTProcess | None:
-        """The process on every run (None while the weight is 0), cached per sample count."""
-        if not self.weight or hyper is None:
+        """The process on every run (None while the folds' weight is 0), cached per sample
+        count."""
+        if not self.chosen or hyper is None:
             return None
         if self._process is None or self._process[0] != T.size:
             self._process = (int(T.size), fit_process(levels, X, T, hyper))
@@ -118,3 +126,4 @@ class Blend:
     def forget(self) -> None:
         """Drop the process after a refit (the kernel stays while fresh)."""
         self._process = None
+

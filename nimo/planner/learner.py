@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from nimo.metrics import internal_error_pct
-from nimo.model import CostModel, FittedPredictor, attributes_as_dicts
-from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
+from nimo.model import CostModel, FittedPredictor
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
@@ -22,7 +21,6 @@ from nimo.model.support import bounds_of_runs, clip_to_bounds, part_bounds_of
 from nimo.planner.blend import Blend
 from nimo.planner.committee import Committee, fill_nan
 from nimo.planner.crossval import (
-    RUN_ERROR_CAP_PCT,
     Folds,
     burman_corrected,
     cross_validated,
@@ -30,6 +28,8 @@ from nimo.planner.crossval import (
     fold_ids,
     still_fresh,
 )
+from nimo.planner.delivered import delivered_model
+from nimo.planner.prospective import Probation, prospective_error_pct
 from nimo.planner.sticky import by_share, kept_or_fresh
 from nimo.planner.targets import ALL_ROWS, PREDICTOR_NAMES, TARGET_OF, share_scale
 from nimo.predictors import PredictorOptions, fit_predictor
@@ -77,6 +77,7 @@ class Learner:
         self._field: tuple[int, ResidualField | None] | None = None
         self.use_residual = False  # the last cross-validation found the correction better
         self._blend = Blend()  # predictors.gp: the fold-chosen blend with a GP on log T
+        self.probation = Probation(options.gp_probation)  # predictors.gp_probation
         self.bounded = options.bounded
         self._committee = Committee(self)
 
@@ -137,19 +138,13 @@ class Learner:
                              by_share(X, y, scale))
 
     def prospective_error_pct(self, sample: Sample) -> float | None:
-        """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted."""
-        if set(self.fitted) != set(self.predictor_names) or not sample.T > 0:
-            return None
-        x = np.asarray([self.space.from_dict(sample.assignment)], float)
-        raw = self._corrected(self._parametric_T(x), x)
-        predicted = float(clip_to_bounds(raw, self._bounds_if_bounded())[0])
-        if np.isnan(raw[0]) or not np.isfinite(predicted):  # no prediction: the cap
-            return RUN_ERROR_CAP_PCT
-        return min(abs(predicted - sample.T) / sample.T * 100, RUN_ERROR_CAP_PCT)
+        """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted
+        (:func:`nimo.planner.prospective.prospective_error_pct`)."""
+        return prospective_error_pct(self, sample)
 
     def predicted_T(self, X: np.ndarray) -> np.ndarray:
         """``model().predict_many(X)`` without building the model and its calibration."""
-        return clip_to_bounds(self._corrected(self._parametric_T(X), X), self._bounds_if_bounded())
+        return clip_to_bounds(self._corrected(self._parametric_T(X), X), self.delivered_bounds())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
@@ -260,14 +255,30 @@ class Learner:
         """The parametric T at rows X with the residual correction and the blend, as the
         delivered model applies them (before its bounds)."""
         field = self.residual_field()
-        if field is not None:
-            parametric = parametric * field.factor(X)
+        parametric = parametric if field is None else parametric * field.factor(X)
         process = self.gp_process()
         if process is None:
             return parametric
         gp, informed = process.predict_informed(X)
         held = clip_to_bounds(parametric, self.bounds())  # a T below zero blends as the bound
         return blended(held, gp, self._blend.weight * informed)
+
+    def unblended_T(self, X: np.ndarray) -> np.ndarray:
+        """The parametric T at rows X with the residual correction, when used (no blend,
+        before the bounds)."""
+        parametric = self._parametric_T(X)
+        field = self.residual_field()
+        return parametric if field is None else parametric * field.factor(X)
+
+    def raw_T(self, X: np.ndarray) -> np.ndarray:
+        """The delivered T at rows X before its bounds."""
+        return self._corrected(self._parametric_T(X), X)
+
+    def shadow_process(self) -> LogTProcess | None:
+        """The process the folds chose a weight for, blended in or held back by a
+        probation (None at weight 0)."""
+        X, T = self.X, self.T()
+        return self._blend.process(self.level_lists, X, T, self._gp_hyper(X, T))
 
     # -- the blend with a Gaussian process on log T (predictors.gp) ---------------------
     def _blend_folds(self, scores: tuple[float | None, dict[str, float | None]],
@@ -279,14 +290,24 @@ class Learner:
         parametric = clip_to_bounds(cv.predicted * factor, bounds)
         ids = fold_ids(self.n, min(folds, self.n), self.n)  # the folds of self.folds(n)
         X, T = self.X, self.T()
-        error, fold_T = self._blend.fold_scores(
+        error, blended_T = self._blend.fold_scores(
             self.level_lists, X, T, parametric, fold_T, ids, self._gp_hyper(X, T),
             lambda t: clip_to_bounds(t, bounds))
-        return ((error, scores[1]) if self._blend.weight else scores), fold_T
+        if not self._blend.weight:
+            return scores, fold_T
+        if self.options.gp_probation and not self._dense_by_share() and not (
+                self.probation.passed()):
+            self._blend.hold()
+            return scores, fold_T
+        return (error, scores[1]), blended_T
+
+    def _dense_by_share(self) -> bool:
+        """The runs number ``gp_min_share`` of the candidates."""
+        return self.n >= self.options.gp_min_share * len(self.space.candidates)
 
     def _gp_hyper(self, X: np.ndarray, T: np.ndarray) -> GPHyper | None:
-        share, runs = self.options.gp_min_share, self.options.gp_min_runs
-        dense = self.n >= share * len(self.space.candidates) or 0 < runs <= self.n
+        runs = self.options.gp_min_runs
+        dense = self._dense_by_share() or 0 < runs <= self.n
         if not (self.options.gp and self.bounded and dense and self.fitted.keys() == set(
                 self.predictor_names)):
             return None
@@ -344,7 +365,7 @@ class Learner:
         the slowest measured run (never negative, never extrapolated without limit)."""
         return bounds_of_runs(self.T(), BOUND_FACTOR)
 
-    def _bounds_if_bounded(self) -> tuple[float, float] | None:  # None when unbounded
+    def delivered_bounds(self) -> tuple[float, float] | None:  # None when unbounded
         return self.bounds() if self.bounded and self.n else None
 
     def part_bounds(self) -> dict[str, tuple[float, float]]:  # {} when unbounded
@@ -361,20 +382,6 @@ class Learner:
                              for p in self.predictor_names}
         return self._loo_raw
 
-    def calibration(self, model: CostModel) -> dict[str, object]:
-        """Sorted studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (leverage-1
-        points left out): the model widens too narrow intervals to their quantile. A model
-        blended with its process gives T the parametric sd does not describe: its
-        residuals are the blend's out-of-fold ones (the runs of the last cross-validation),
-        whose quantile is the interval (``nimo.model.cost.CV``)."""
-        if self.n < MIN_CALIBRATION_RUNS:
-            return {}
-        _, var, _ = model.predict_var_many(self.X)
-        oof = self._blend.oof_T
-        if self._blend.weight and oof is not None and oof.size <= self.n:
-            return calibration_of(CV, self.T()[:oof.size], oof, var[:oof.size])
-        return calibration_of(LOO, self.T(), self.combine(self.loo_predictions()), var)
-
     # -- committee (nimo.planner.committee) -------------------------------------------
     def committee(self, X: np.ndarray, plausible_only: bool = False) -> np.ndarray:
         """Predicted T at rows X by the fitted model and by alternative fits of every
@@ -382,18 +389,11 @@ class Learner:
         return self._committee.predictions(X, plausible_only)
 
     # -- model -----------------------------------------------------------------------
+    @property
+    def blend(self) -> Blend:
+        """The fold-chosen blend with the Gaussian process on log T (``predictors.gp``)."""
+        return self._blend
+
     def model(self, training: Mapping[str, object] | None = None) -> CostModel:
-        model = CostModel(
-            attributes=attributes_as_dicts(self.space.attributes),
-            reference=self.space.as_dict(self.reference),
-            kind=self.kind,
-            predictors={TARGET_OF[p]: self.fitted[p] for p in self.predictor_names},
-            training=dict(training or {}),
-            bounds=self._bounds_if_bounded(),
-            part_bounds={TARGET_OF[p]: b for p, b in self.part_bounds().items()},
-            support=[list(r) for r in self._rows] if self.bounded and self.n else None,
-            residual=self.residual_field(),
-            gp=self.gp_process(),
-            gp_weight=self._blend.weight,
-        )
-        return model.calibrated(self.calibration(model))
+        """The cost model delivered now (:func:`nimo.planner.delivered.delivered_model`)."""
+        return delivered_model(self, training)

@@ -61,6 +61,10 @@ class PredictorOptions:
     # however large its space (a long campaign is one whose forms keep missing); 0: the share
     # alone
     gp_min_runs: int = 0
+    # with ``gp_min_runs``: where only the run count lets the blend in, the delivered model
+    # takes the folds' weight only while the blend predicted the last this many runs, each
+    # before it ran, better on average than the model without it; 0: no probation
+    gp_probation: int = 0
     # after a new run, keep the previous fit's form (response and terms, refitted) unless the
     # newly selected one cuts the LOO error by this fraction; 0: select afresh every time
     sticky: float = 0.0
@@ -104,6 +108,8 @@ class PredictorOptions:
                               f"{self.gp_min_share}")
         if self.gp_min_runs < 0:
             raise ConfigError(f"predictors.gp_min_runs must be >= 0, not {self.gp_min_runs}")
+        if self.gp_probation < 0:
+            raise ConfigError(f"predictors.gp_probation must be >= 0, not {self.gp_probation}")
         if self.max_terms < 0:
             raise ConfigError("predictors.max_terms must be >= 0")
         if self.final_fit not in ("statsmodels", "numpy"):
@@ -117,6 +123,9 @@ class PredictorOptions:
         if self.gp_min_runs and not self.gp_min_share:
             raise ConfigError("predictors.gp_min_runs needs predictors.gp_min_share above 0",
                               hint="without a share the blend is considered at any density")
+        if self.gp_probation and not self.gp_min_runs:
+            raise ConfigError("predictors.gp_probation needs predictors.gp_min_runs above 0",
+                              hint="the probation judges blends the run count lets in")
         for key in ("residual", "gp"):
             if getattr(self, key) and not self.bounded:
                 raise ConfigError(f"predictors.{key} needs predictors.bounded: true",
@@ -146,7 +155,8 @@ class PredictorOptions:
                                   hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
         for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float),
-                          ("gp_min_share", float), ("gp_min_runs", int)):
+                          ("gp_min_share", float), ("gp_min_runs", int),
+                          ("gp_probation", int)):
             try:
                 if key in kw:
                     kw[key] = kind(kw[key])
@@ -163,8 +173,9 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "sticky", "load_ratios",
-                    "share_errors", "sticky_share", "lookahead", "relative_noise", "weighted"):
+        for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "gp_probation", "sticky",
+                    "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
+                    "weighted"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -99,10 +99,11 @@ def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preferen
     assert cost1["cost_exponent"] == 1 and cost1["cost_exponent"] > rec["cost_exponent"]
     same = ("name", "description", "cost_exponent")
     # recommended later took predictors.physical (the two-point prior), stop.confirm_runs and
-    # predictors.residual, .sticky (.sticky_share), .gp and .relative_noise, and error:
-    # cv_form; support-cost1 was measured without them and keeps its own
+    # predictors.residual, .sticky (.sticky_share), .gp (.gp_min_share, .gp_min_runs,
+    # .gp_probation) and .relative_noise, and error: cv_form; support-cost1 was measured
+    # without them and keeps its own
     later = ("physical", "physical_ties", "residual", "sticky", "sticky_share", "gp",
-             "gp_min_share", "relative_noise")
+             "gp_min_share", "gp_min_runs", "gp_probation", "relative_noise")
     rec["predictors"] = {k: v for k, v in rec["predictors"].items() if k not in later}
     rec["stop"] = {k: v for k, v in rec["stop"].items() if k != "confirm_runs"}
     assert (rec["error"], cost1["error"]) == ("cv_form", "cv")

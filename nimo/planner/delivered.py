@@ -1,0 +1,50 @@
+"""The cost model a learner delivers: its fitted predictors, bounds, support, residual
+correction and blend (:class:`nimo.model.CostModel`), calibrated on its own out-of-sample
+residuals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from nimo.model import CostModel, attributes_as_dicts
+from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
+from nimo.planner.targets import TARGET_OF
+
+if TYPE_CHECKING:
+    from nimo.planner.learner import Learner
+
+
+def delivered_model(learner: Learner, training: Mapping[str, object] | None = None
+                    ) -> CostModel:
+    """``learner``'s model now, with ``training`` (campaign facts) recorded in it."""
+    bounded = learner.bounded and learner.n > 0
+    model = CostModel(
+        attributes=attributes_as_dicts(learner.space.attributes),
+        reference=learner.space.as_dict(learner.reference),
+        kind=learner.kind,
+        predictors={TARGET_OF[p]: learner.fitted[p] for p in learner.predictor_names},
+        training=dict(training or {}),
+        bounds=learner.delivered_bounds(),
+        part_bounds={TARGET_OF[p]: b for p, b in learner.part_bounds().items()},
+        support=learner.X.tolist() if bounded else None,
+        residual=learner.residual_field(),
+        gp=learner.gp_process(),
+        gp_weight=learner.blend_weight,
+    )
+    return model.calibrated(calibration(learner, model))
+
+
+def calibration(learner: Learner, model: CostModel) -> dict[str, object]:
+    """Sorted studentized LOO residuals of T, ``|T_i - T_(-i)| / sd_i`` (leverage-1 points
+    left out): the model widens too narrow intervals to their quantile. A model blended
+    with its process gives T the parametric sd does not describe: its residuals are the
+    blend's out-of-fold ones (the runs of the last cross-validation), whose quantile is the
+    interval (``nimo.model.cost.CV``)."""
+    if learner.n < MIN_CALIBRATION_RUNS:
+        return {}
+    _, var, _ = model.predict_var_many(learner.X)
+    oof = learner.blend.oof_T
+    if learner.blend_weight and oof is not None and oof.size <= learner.n:
+        return calibration_of(CV, learner.T()[:oof.size], oof, var[:oof.size])
+    return calibration_of(LOO, learner.T(), learner.combine(learner.loo_predictions()), var)
