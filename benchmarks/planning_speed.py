@@ -57,7 +57,7 @@ def force_blend() -> None:
 
     def choose(self: Blend, T: np.ndarray, parametric: np.ndarray, gp: np.ndarray,
                informed: object, hold: object) -> float:
-        self.weight = 0.5 if np.isfinite(gp).all() else 0.0
+        self.weight = self.chosen = 0.5 if np.isfinite(gp).all() else 0.0
         return self.weight
 
     Blend.choose = choose  # type: ignore[method-assign,assignment]

@@ -126,4 +126,3 @@ class Blend:
     def forget(self) -> None:
         """Drop the process after a refit (the kernel stays while fresh)."""
         self._process = None
-

@@ -144,7 +144,7 @@ class Learner:
 
     def predicted_T(self, X: np.ndarray) -> np.ndarray:
         """``model().predict_many(X)`` without building the model and its calibration."""
-        return clip_to_bounds(self._corrected(self._parametric_T(X), X), self.delivered_bounds())
+        return clip_to_bounds(self.raw_T(X), self.delivered_bounds())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
@@ -249,19 +249,7 @@ class Learner:
 
     def apparent_T(self) -> np.ndarray:
         """The delivered model's predicted T at its own training runs."""
-        return clip_to_bounds(self._corrected(self._parametric_T(), self.X), self.bounds())
-
-    def _corrected(self, parametric: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """The parametric T at rows X with the residual correction and the blend, as the
-        delivered model applies them (before its bounds)."""
-        field = self.residual_field()
-        parametric = parametric if field is None else parametric * field.factor(X)
-        process = self.gp_process()
-        if process is None:
-            return parametric
-        gp, informed = process.predict_informed(X)
-        held = clip_to_bounds(parametric, self.bounds())  # a T below zero blends as the bound
-        return blended(held, gp, self._blend.weight * informed)
+        return clip_to_bounds(self.raw_T(self.X), self.bounds())
 
     def unblended_T(self, X: np.ndarray) -> np.ndarray:
         """The parametric T at rows X with the residual correction, when used (no blend,
@@ -271,8 +259,15 @@ class Learner:
         return parametric if field is None else parametric * field.factor(X)
 
     def raw_T(self, X: np.ndarray) -> np.ndarray:
-        """The delivered T at rows X before its bounds."""
-        return self._corrected(self._parametric_T(X), X)
+        """The T at rows X with the residual correction and the blend, as the delivered
+        model applies them (before its bounds)."""
+        parametric = self.unblended_T(X)
+        process = self.gp_process()
+        if process is None:
+            return parametric
+        gp, informed = process.predict_informed(X)
+        held = clip_to_bounds(parametric, self.bounds())  # a T below zero blends as the bound
+        return blended(held, gp, self._blend.weight * informed)
 
     def shadow_process(self) -> LogTProcess | None:
         """The process the folds chose a weight for, blended in or held back by a
