@@ -18,16 +18,16 @@ if TYPE_CHECKING:
 def delivered_model(learner: Learner, training: Mapping[str, object] | None = None
                     ) -> CostModel:
     """``learner``'s model now, with ``training`` (campaign facts) recorded in it."""
-    bounded = learner.bounded and learner.n > 0
+    bounds = learner.delivered_bounds()
     model = CostModel(
         attributes=attributes_as_dicts(learner.space.attributes),
         reference=learner.space.as_dict(learner.reference),
         kind=learner.kind,
         predictors={TARGET_OF[p]: learner.fitted[p] for p in learner.predictor_names},
         training=dict(training or {}),
-        bounds=learner.delivered_bounds(),
+        bounds=bounds,
         part_bounds={TARGET_OF[p]: b for p, b in learner.part_bounds().items()},
-        support=learner.X.tolist() if bounded else None,
+        support=None if bounds is None else learner.X.tolist(),
         residual=learner.residual_field(),
         gp=learner.gp_process(),
         gp_weight=learner.blend_weight,

@@ -258,16 +258,18 @@ class Learner:
         field = self.residual_field()
         return parametric if field is None else parametric * field.factor(X)
 
-    def raw_T(self, X: np.ndarray) -> np.ndarray:
+    def raw_T(self, X: np.ndarray, shadow: bool = False) -> np.ndarray:
         """The T at rows X with the residual correction and the blend, as the delivered
-        model applies them (before its bounds)."""
+        model applies them (before its bounds); ``shadow``: blended at the folds' weight
+        even while a probation holds it back."""
         parametric = self.unblended_T(X)
-        process = self.gp_process()
+        process = self.shadow_process() if shadow else self.gp_process()
         if process is None:
             return parametric
         gp, informed = process.predict_informed(X)
+        weight = self._blend.chosen if shadow else self._blend.weight
         held = clip_to_bounds(parametric, self.bounds())  # a T below zero blends as the bound
-        return blended(held, gp, self._blend.weight * informed)
+        return blended(held, gp, weight * informed)
 
     def shadow_process(self) -> LogTProcess | None:
         """The process the folds chose a weight for, blended in or held back by a

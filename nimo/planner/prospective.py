@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nimo.model.gp import blended
 from nimo.model.support import clip_to_bounds
 from nimo.planner.crossval import RUN_ERROR_CAP_PCT
 from nimo.records import Sample
@@ -59,13 +58,8 @@ def run_error_pct(raw: np.ndarray, T: float, bounds: tuple[float, float] | None)
 
 def _note_probation(learner: Learner, x: np.ndarray, T: float) -> None:
     """Note the unblended and the blended model's error at row x (run time T)."""
-    process = learner.shadow_process()
-    if process is None:
+    if learner.shadow_process() is None:
         return
-    unblended = learner.unblended_T(x)
-    gp, informed = process.predict_informed(x)
-    held = clip_to_bounds(unblended, learner.bounds())
-    with_blend = blended(held, gp, learner.blend.chosen * informed)
     bounds = learner.delivered_bounds()
-    learner.probation.note(run_error_pct(unblended, T, bounds),
-                           run_error_pct(with_blend, T, bounds))
+    learner.probation.note(run_error_pct(learner.unblended_T(x), T, bounds),
+                           run_error_pct(learner.raw_T(x, shadow=True), T, bounds))
