@@ -10,6 +10,8 @@ import numpy as np
 
 from nimo.metrics import internal_error_pct
 from nimo.model import FittedPredictor
+from nimo.model.support import sampled_candidates
+from nimo.planner.crossval import RUN_ERROR_CAP_PCT
 from nimo.predictors import PredictorOptions
 
 if TYPE_CHECKING:
@@ -67,6 +69,23 @@ class Committee:
                 continue
             out.append(learner.combine({p: f.predict(X) for p, f in fits.items()}))
         return np.asarray(out)
+
+
+def spread_pct(learner: Learner) -> float:
+    """How far the plausible members' T lies from the model's over the candidates not run
+    (a seeded subset of at most 1,000): the median over the members of their mean relative
+    difference, each candidate's counting at most 100% (as a run's fold error does), in
+    percent; 0 without a plausible member or a candidate left."""
+    measured = {tuple(row) for row in np.round(learner.X, 9)}
+    rows = sampled_candidates(learner.space.candidates)
+    rows = rows[[tuple(r) not in measured for r in np.round(rows, 9)]] if len(rows) else rows
+    if not len(rows):
+        return 0.0
+    preds, cap = learner.committee(rows, plausible_only=True), RUN_ERROR_CAP_PCT / 100.0
+    model, members = preds[0], preds[1:]
+    gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap)))
+            for m in members if np.isfinite(m).all()]
+    return 100.0 * float(np.median(gaps)) if gaps else 0.0
 
 
 def fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -130,8 +130,8 @@ def test_a_design_with_the_correction_needs_the_cross_validated_error() -> None:
     for error in ("cv_corrected", "cv_form", "cv_fixed"):
         assert parse_design({**base, "error": error}).predictors["residual"] is True
     with pytest.raises(ConfigError, match=r"d.yaml: predictors.residual: needs a cross-valida"
-                       r"ted error, one of cv, cv_corrected, cv_form, cv_fixed \(the design "
-                       r"has error: loo\)"):
+                       r"ted error, one of cv, cv_corrected, cv_form, cv_fixed, cv_spread "
+                       r"\(the design has error: loo\)"):
         parse_design({**base, "error": "loo"}, "d.yaml")
     assert parse_design({"predictors": {"bounded": True}, "error": "loo"}).error == "loo"
 

@@ -1,0 +1,110 @@
+"""The committee's spread over the candidates not run, and the estimate that reads it
+(``error: cv_spread``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_learning_core import NEW
+from test_planner import campaign
+
+from nimo.planner import committee as committee_module
+from nimo.planner.committee import spread_pct
+from nimo.planner.design import parse_design
+from nimo.planner.learner import Learner
+from nimo.planner.strategies import error as error_module
+from nimo.planner.strategies.error import ERROR_ESTIMATES
+
+
+def _learner(runs: int = 16) -> Learner:
+    planner, _, _ = campaign({**NEW, "stop": {"error_pct": 0, "max_runs": runs}})
+    return planner.learner
+
+
+def test_the_spread_is_the_median_members_mean_relative_gap_off_the_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    seen: list[np.ndarray] = []
+
+    def committee(rows: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        assert plausible_only
+        seen.append(rows)
+        model = np.full(len(rows), 10.0)
+        # members 10%, 30% and 20% off everywhere: the median member is 20% off
+        return np.vstack([model, model * 1.1, model * 0.7, model * 1.2])
+
+    monkeypatch.setattr(learner, "committee", committee)
+    assert spread_pct(learner) == pytest.approx(20.0)
+    run = {tuple(r) for r in np.round(learner.X, 9)}
+    assert seen and not run & {tuple(r) for r in np.round(seen[0], 9)}
+    assert len(seen[0]) == len(learner.space.candidates) - len(run)
+
+
+def test_a_candidate_counts_at_most_100_percent(monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+
+    def committee(rows: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        model = np.full(len(rows), 10.0)
+        wild = model.copy()
+        wild[: len(rows) // 2] *= 50.0  # 4,900% off at half the candidates, right elsewhere
+        return np.vstack([model, wild])
+
+    monkeypatch.setattr(learner, "committee", committee)
+    half = (len(learner.space.candidates) - learner.n) // 2
+    expected = 100.0 * half / (len(learner.space.candidates) - learner.n)
+    assert spread_pct(learner) == pytest.approx(expected)
+
+
+def test_no_plausible_member_or_no_candidate_left_is_no_spread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    monkeypatch.setattr(learner, "committee",
+                        lambda rows, plausible_only=False: np.ones((1, len(rows))))
+    assert spread_pct(learner) == 0.0
+    monkeypatch.setattr(committee_module, "sampled_candidates",
+                        lambda candidates: np.asarray(learner.X, float))
+    assert spread_pct(learner) == 0.0
+
+
+def test_a_real_committee_gives_a_finite_spread() -> None:
+    value = spread_pct(_learner())
+    assert math.isfinite(value) and value >= 0
+
+
+def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {"f_a": 3.0}))
+    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner: 8.0)
+    # 0.8 x 10 = 8 and 0.75 x 8 = 6: sqrt(64 + 36) = 10
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (pytest.approx(10.0), {"f_a": 3.0})
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner: 0.0)
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(8.0)
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (None, {"f_a": None}))
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (None, {"f_a": None})
+
+
+def test_the_spread_is_recomputed_only_when_the_folds_are(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    calls: list[int] = []
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (4.0, {}))
+    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 4.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda lr: calls.append(lr.n) or 1.0)
+    estimate = ERROR_ESTIMATES["cv_spread"]()
+    count = [0]
+    monkeypatch.setattr(Learner, "n", property(lambda self: count[0]))
+    for n in (16, 16, 17, 50, 53, 56):
+        count[0] = n
+        estimate.score(learner)
+    # every new count up to 40; beyond, once the count grew by a tenth (50 -> 56, not 53)
+    assert calls == [16, 17, 50, 56]
+
+
+def test_a_design_may_name_cv_spread_with_the_correction() -> None:
+    design = parse_design({"predictors": {"bounded": True, "residual": True},
+                           "error": "cv_spread"})
+    assert design.error == "cv_spread" and design.predictors["residual"] is True
