@@ -145,6 +145,13 @@ def stop_kind(reason: str | None) -> str:
 
 
 # -- the verdict on a finished campaign ----------------------------------------------------
+# A drift warning: at least 5 holdout runs, 80% or more of them off the model on one side,
+# by 10% or more in the median (a model that fits its runs errs on both sides of random ones).
+DRIFT_PCT = 10.0
+DRIFT_SHARE = 0.8
+DRIFT_MIN_RUNS = 5
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The exit status of a campaign document (``CampaignResult.to_dict()``) and the lines
@@ -177,7 +184,27 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
         status = Exit.RUNS_FAILED if status is Exit.OK else status
         problems.append(f"{h_failed} of {final.get('holdout_runs')} holdout runs failed: the "
                         f"holdout figures cover {final['holdout_runs'] - h_failed} runs only")
-    return Verdict(status, tuple(problems), model_warnings(doc.get("model"), iterations))
+    return Verdict(status, tuple(problems),
+                   model_warnings(doc.get("model"), iterations) + drift_warning(final))
+
+
+def drift_warning(final: Mapping[str, Any]) -> tuple[str, ...]:
+    """A warning when at least ``DRIFT_MIN_RUNS`` holdout runs lie nearly all
+    (``DRIFT_SHARE``) to one side of the model by ``DRIFT_PCT`` or more in the median
+    (``nimo.campaign.metrics.holdout_shift``): the hosts ran faster or slower than while the
+    model learned."""
+    shift, share = final.get("holdout_shift_pct"), final.get("holdout_shift_share")
+    runs = int(final.get("holdout_runs") or 0) - int(final.get("holdout_failed") or 0)
+    if shift is None or share is None or runs < DRIFT_MIN_RUNS:
+        return ()
+    if abs(shift) < DRIFT_PCT or share < DRIFT_SHARE:
+        return ()
+    way = "longer" if shift > 0 else "less time"
+    unshifted = final.get("holdout_mape_unshifted_pct")
+    rest = "" if unshifted is None else f" (holdout MAPE without that shift {unshifted:.1f}%)"
+    return (f"the holdout runs took {abs(shift):.0f}% {way} than predicted in the median, "
+            f"{share:.0%} of them on that side{rest}: the hosts' conditions likely changed "
+            "since learning (drift); the figures judge the model under other conditions",)
 
 
 def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

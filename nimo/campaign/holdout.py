@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
-from nimo.campaign.metrics import External, interval_coverage, mape_pct
+from nimo.campaign.metrics import External, holdout_shift, interval_coverage, mape_pct
 from nimo.errors import ConfigError
 from nimo.model.cost import HOLDOUT
 from nimo.records import RunOutcome, RunPurpose, RunRequest
@@ -81,6 +81,7 @@ def run_holdout(
         "holdout_failed": len(outcomes) - len(cases),
         "holdout_mape_pct": mape_pct(model, cases),
         "holdout_coverage_90": interval_coverage(model, cases, 0.90),
+        **holdout_shift(model, cases),
         **overheads(log.outcomes + outcomes),
     }, cases
 

@@ -25,6 +25,32 @@ def mape_pct(model: Any, cases: External) -> float | None:
     return metrics.mape_pct(y, model.predict_many(X))
 
 
+def holdout_shift(model: Any, cases: External) -> dict[str, float | None]:
+    """How uniformly the measured T lies off the model's predictions: ``holdout_shift_pct``,
+    the median ratio measured / predicted as a signed percentage (+20: the runs took 20%
+    longer than predicted); ``holdout_shift_share``, the share of runs on that side; and
+    ``holdout_mape_unshifted_pct``, the MAPE once the predictions are scaled by that ratio.
+    Holdout assignments are drawn at random, so a model that fits its training runs is off
+    on either side of them; nearly all runs off by a similar factor points at the hosts'
+    conditions having changed since learning (drift), not at the model's shape."""
+    none: dict[str, float | None] = dict.fromkeys(
+        ("holdout_shift_pct", "holdout_shift_share", "holdout_mape_unshifted_pct"))
+    if model is None or not cases:
+        return none
+    names = list(getattr(model, "names", ()) or cases[0][0].keys())
+    predicted = model.predict_many(np.array([[float(a[n]) for n in names] for a, _ in cases]))
+    y = np.array([float(T) for _, T in cases])
+    ok = np.isfinite(predicted) & (predicted > 0) & (y > 0)
+    if not ok.any():
+        return none
+    log_ratio = np.log(y[ok] / predicted[ok])
+    ratio = float(np.exp(np.median(log_ratio)))
+    above, below = float(np.mean(log_ratio > 0)), float(np.mean(log_ratio < 0))
+    share = above if ratio > 1.0 else below if ratio < 1.0 else max(above, below)
+    return {"holdout_shift_pct": 100.0 * (ratio - 1.0), "holdout_shift_share": share,
+            "holdout_mape_unshifted_pct": metrics.mape_pct(y, predicted * ratio)}
+
+
 def interval_coverage(model: Any, cases: External, level: float) -> float | None:
     """Fraction of (assignment, measured T) pairs inside ``model``'s ``level`` interval
     (NaN bounds count as a miss); None for models without intervals."""

@@ -71,16 +71,17 @@ class Committee:
         return np.asarray(out)
 
 
-def spread_pct(learner: Learner) -> float:
+def spread_pct(learner: Learner) -> float | None:
     """How far the plausible members' T lies from the model's over the candidates not run
     (a seeded subset of at most 1,000): the median over the members of their mean relative
     difference, each candidate's counting at most 100% (as a run's fold error does), in
-    percent; 0 without a plausible member or a candidate left."""
+    percent; 0 without a plausible member (the data rule every alternative out), None
+    without a candidate left (nothing to measure it on)."""
     measured = {tuple(row) for row in np.round(learner.X, 9)}
     rows = sampled_candidates(learner.space.candidates)
     rows = rows[[tuple(r) not in measured for r in np.round(rows, 9)]] if len(rows) else rows
     if not len(rows):
-        return 0.0
+        return None
     preds, cap = learner.committee(rows, plausible_only=True), RUN_ERROR_CAP_PCT / 100.0
     model, members = preds[0], preds[1:]
     gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap)))

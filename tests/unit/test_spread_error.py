@@ -57,7 +57,7 @@ def test_a_candidate_counts_at_most_100_percent(monkeypatch: pytest.MonkeyPatch)
     assert spread_pct(learner) == pytest.approx(expected)
 
 
-def test_no_plausible_member_or_no_candidate_left_is_no_spread(
+def test_no_plausible_member_is_no_spread_and_no_candidate_left_is_unmeasured(
         monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
     monkeypatch.setattr(learner, "committee",
@@ -65,12 +65,12 @@ def test_no_plausible_member_or_no_candidate_left_is_no_spread(
     assert spread_pct(learner) == 0.0
     monkeypatch.setattr(committee_module, "sampled_candidates",
                         lambda candidates: np.asarray(learner.X, float))
-    assert spread_pct(learner) == 0.0
+    assert spread_pct(learner) is None
 
 
 def test_a_real_committee_gives_a_finite_spread() -> None:
     value = spread_pct(_learner())
-    assert math.isfinite(value) and value >= 0
+    assert value is not None and math.isfinite(value) and value >= 0
 
 
 def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
@@ -83,6 +83,9 @@ def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (pytest.approx(10.0), {"f_a": 3.0})
     monkeypatch.setattr(error_module, "spread_pct", lambda learner: 0.0)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(8.0)
+    # every candidate run: nothing to measure the spread on, the folds' error unscaled
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner: None)
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(10.0)
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (None, {"f_a": None}))
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (None, {"f_a": None})
 

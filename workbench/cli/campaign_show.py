@@ -200,6 +200,8 @@ def _holdout_line(h: Mapping[str, Any]) -> str:
         line += f", MAPE {h['holdout_mape_pct']:.1f}%"
     if h.get("holdout_coverage_90") is not None:
         line += f", {h['holdout_coverage_90']:.0%} inside 90% interval"
+    if h.get("holdout_shift_pct") is not None:
+        line += f", median off the model {h['holdout_shift_pct']:+.0f}%"
     if h.get("overhead_s_per_run") is not None:
         line += f", overhead {h['overhead_s_per_run']:.2f}s/run"
     return line

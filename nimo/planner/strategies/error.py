@@ -101,15 +101,17 @@ class SpreadCrossValidated(FormCrossValidated):
     model's is 0.8 of theirs. The folds judge the model only where runs are; the spread
     (:func:`nimo.planner.committee.spread_pct`: how far plausible alternative fits lie from
     the model over the candidates not run) is large where the runs do not pin the model
-    down. The weight 3/4 was chosen on the tuning suite. The spread is recomputed when the
-    folds are (``crossval.still_fresh``); the per-predictor errors are ``cv``'s."""
+    down. The weight 3/4 was chosen on the tuning suite. With every candidate run there is
+    nothing to measure the spread on and no model beyond the runs: the estimate is then
+    ``cv_form``'s, unscaled. The spread is recomputed when the folds are
+    (``crossval.still_fresh``); the per-predictor errors are ``cv``'s."""
 
     LEARNING_CURVE = 0.8
     SPREAD_WEIGHT = 0.75
 
     def __init__(self, test_size: int = 10) -> None:
         super().__init__(test_size)
-        self._spread: tuple[int, float] | None = None
+        self._spread: tuple[int, float | None] | None = None
 
     def score(self, learner: Learner) -> Scores:
         error, per = super().score(learner)
@@ -117,8 +119,10 @@ class SpreadCrossValidated(FormCrossValidated):
             return error, per
         if self._spread is None or not still_fresh(self._spread[0], learner.n):
             self._spread = (learner.n, spread_pct(learner))
-        combined = math.hypot(self.LEARNING_CURVE * error, self.SPREAD_WEIGHT * self._spread[1])
-        return combined, per
+        spread = self._spread[1]
+        if spread is None:
+            return error, per
+        return math.hypot(self.LEARNING_CURVE * error, self.SPREAD_WEIGHT * spread), per
 
 
 class FixedFormCrossValidated(ErrorEstimate):
