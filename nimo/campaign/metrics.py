@@ -15,14 +15,18 @@ from nimo import metrics
 External = Sequence[tuple[Mapping[str, float], float]]
 
 
+def measured_and_predicted(model: Any, cases: External) -> tuple[np.ndarray, np.ndarray]:
+    """The measured T of (assignment, measured T) pairs and ``model``'s predictions there."""
+    names = list(getattr(model, "names", ()) or cases[0][0].keys())
+    X = np.array([[float(a[n]) for n in names] for a, _ in cases])
+    return np.array([float(T) for _, T in cases]), model.predict_many(X)
+
+
 def mape_pct(model: Any, cases: External) -> float | None:
     """``nimo.metrics.mape_pct`` of ``model`` on (assignment, measured T) pairs."""
     if model is None or not cases:
         return None
-    names = list(getattr(model, "names", ()) or cases[0][0].keys())
-    X = np.array([[float(a[n]) for n in names] for a, _ in cases])
-    y = np.array([float(T) for _, T in cases])
-    return metrics.mape_pct(y, model.predict_many(X))
+    return metrics.mape_pct(*measured_and_predicted(model, cases))
 
 
 def holdout_shift(model: Any, cases: External) -> dict[str, float | None]:
@@ -37,9 +41,7 @@ def holdout_shift(model: Any, cases: External) -> dict[str, float | None]:
         ("holdout_shift_pct", "holdout_shift_share", "holdout_mape_unshifted_pct"))
     if model is None or not cases:
         return none
-    names = list(getattr(model, "names", ()) or cases[0][0].keys())
-    predicted = model.predict_many(np.array([[float(a[n]) for n in names] for a, _ in cases]))
-    y = np.array([float(T) for _, T in cases])
+    y, predicted = measured_and_predicted(model, cases)
     ok = np.isfinite(predicted) & (predicted > 0) & (y > 0)
     if not ok.any():
         return none
