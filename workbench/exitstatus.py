@@ -147,9 +147,12 @@ def stop_kind(reason: str | None) -> str:
 # -- the verdict on a finished campaign ----------------------------------------------------
 # A drift warning: at least 5 holdout runs, 80% or more of them off the model on one side,
 # by 10% or more in the median (a model that fits its runs errs on both sides of random ones).
+# The recheck (the reference assignment re-run last) confirms a holdout shift when it moved
+# the same way by half as much or more; alone, it warns from a 20% change (a single run).
 DRIFT_PCT = 10.0
 DRIFT_SHARE = 0.8
 DRIFT_MIN_RUNS = 5
+RECHECK_PCT = 20.0
 
 
 @dataclass(frozen=True)
@@ -189,22 +192,56 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
 
 
 def drift_warning(final: Mapping[str, Any]) -> tuple[str, ...]:
-    """A warning when at least ``DRIFT_MIN_RUNS`` holdout runs lie nearly all
-    (``DRIFT_SHARE``) to one side of the model by ``DRIFT_PCT`` or more in the median
-    (``nimo.campaign.metrics.holdout_shift``): the hosts ran faster or slower than while the
-    model learned."""
-    shift, share = final.get("holdout_shift_pct"), final.get("holdout_shift_share")
-    runs = int(final.get("holdout_runs") or 0) - int(final.get("holdout_failed") or 0)
-    if shift is None or share is None or runs < DRIFT_MIN_RUNS:
-        return ()
-    if abs(shift) < DRIFT_PCT or share < DRIFT_SHARE:
-        return ()
-    way = "longer" if shift > 0 else "less time"
+    """A warning when the holdout runs lie off the model (``holdout_shifted``), told apart by
+    the recheck (``recheck_drift_pct``, the reference assignment re-run last) as the hosts'
+    drift or the model's bias; or, without such a shift, when the recheck alone moved by
+    ``RECHECK_PCT`` or more."""
+    recheck = final.get("recheck_drift_pct")
+    said = "" if recheck is None else (
+        f"; the reference assignment, re-run last, took {_signed(recheck)} than while learning")
+    if not holdout_shifted(final):
+        if recheck is None or abs(recheck) < RECHECK_PCT:
+            return ()
+        return (f"the reference assignment, re-run last, took {_signed(recheck)} than while "
+                "learning: the hosts' conditions changed during the campaign (drift)",)
+    shift = float(final["holdout_shift_pct"])
     unshifted = final.get("holdout_mape_unshifted_pct")
     rest = "" if unshifted is None else f" (holdout MAPE without that shift {unshifted:.1f}%)"
-    return (f"the holdout runs took {abs(shift):.0f}% {way} than predicted in the median, "
-            f"{share:.0%} of them on that side{rest}: the hosts' conditions likely changed "
-            "since learning (drift); the figures judge the model under other conditions",)
+    head = (f"the holdout runs took {_signed(shift)} than predicted in the median, "
+            f"{final['holdout_shift_share']:.0%} of them on that side{rest}{said}")
+    if recheck is None:
+        cause = ("the hosts' conditions likely changed since learning (drift); the figures "
+                 "judge the model under other conditions")
+    elif drift_confirmed(final):
+        cause = ("the hosts' conditions changed during the campaign (drift); the figures "
+                 "judge the model under other conditions")
+    else:
+        cause = "the hosts did not drift that way: the model itself is off by about that factor"
+    return (f"{head}: {cause}",)
+
+
+def holdout_shifted(final: Mapping[str, Any]) -> bool:
+    """At least ``DRIFT_MIN_RUNS`` holdout runs, ``DRIFT_SHARE`` of them or more to one side
+    of the model, by ``DRIFT_PCT`` or more in the median (``holdout_shift``)."""
+    shift, share = final.get("holdout_shift_pct"), final.get("holdout_shift_share")
+    runs = int(final.get("holdout_runs") or 0) - int(final.get("holdout_failed") or 0)
+    return (shift is not None and share is not None and runs >= DRIFT_MIN_RUNS
+            and abs(shift) >= DRIFT_PCT and share >= DRIFT_SHARE)
+
+
+def drift_confirmed(final: Mapping[str, Any]) -> bool:
+    """The holdout shift is the hosts' drift: the recheck moved the same way by half the
+    shift or more."""
+    recheck = final.get("recheck_drift_pct")
+    if not holdout_shifted(final) or recheck is None:
+        return False
+    shift = float(final["holdout_shift_pct"])
+    return recheck * shift > 0 and abs(recheck) >= abs(shift) / 2
+
+
+def _signed(pct: float) -> str:
+    """``+12.3`` -> ``12% longer``; ``-12.3`` -> ``12% less time``."""
+    return f"{abs(pct):.0f}% {'longer' if pct > 0 else 'less time'}"
 
 
 def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

@@ -10,6 +10,9 @@ Calibration never touches the data that judges it (issue 9, item 5):
   ``holdout_coverage_90``: the coverage BEFORE any recalibration); only then is the exported
   model recalibrated on them, so that a scheduler gets the best intervals there are. The
   figures reported for it are never those of the recalibrated model.
+
+The recheck (the reference assignment run once more, last) neither scores nor calibrates: it
+only tells whether the hosts drifted during the campaign (``recheck_drift_pct``).
 """
 
 from __future__ import annotations
@@ -62,17 +65,20 @@ def run_holdout(
     campaign: Campaign, runner: Runner, n: int, seed: int, log: OutcomeLog,
     store: Store | None,
 ) -> tuple[dict[str, Any], Cases]:
-    """Run ``n`` random assignments the campaign did not use: the report (MAPE and interval
-    coverage of its final model, overheads) and the measured (assignment, T) pairs."""
+    """Run ``n`` random assignments the campaign did not use, then the recheck: the report
+    (MAPE and interval coverage of its final model, its shift, the recheck's drift,
+    overheads) and the measured (assignment, T) pairs of the holdout runs."""
     requests = holdout_requests(runner, n, seed, log.outcomes)
+    recheck = recheck_request(log.outcomes, requests[-1].run + 1)
     record = None
     if store is not None:
-        store.queue_runs(campaign.name, requests)
+        store.queue_runs(campaign.name, [*requests, *([recheck] if recheck else [])])
 
         def record(outcome: RunOutcome) -> None:
             store.record_outcome(campaign.name, outcome)
 
     outcomes = runner.run_many(requests, on_outcome=record)
+    rechecked = runner.run_many([recheck], on_outcome=record) if recheck else []
     cases = [(dict(o.request.assignment), o.sample.T) for o in outcomes
              if o.ok and o.sample is not None]
     model = campaign.result().model
@@ -82,8 +88,37 @@ def run_holdout(
         "holdout_mape_pct": mape_pct(model, cases),
         "holdout_coverage_90": interval_coverage(model, cases, 0.90),
         **holdout_shift(model, cases),
-        **overheads(log.outcomes + outcomes),
+        **recheck_drift(log.outcomes, rechecked[0] if rechecked else None),
+        **overheads(log.outcomes + outcomes + rechecked),
     }, cases
+
+
+def recheck_request(told: Sequence[RunOutcome], run: int) -> RunRequest | None:
+    """Run number ``run``: the reference assignment once more (the first successful learning
+    run's when the reference failed); None with no successful learning run. Measured last,
+    against the same assignment measured while learning, it tells hosts that sped up or
+    slowed down during the campaign (drift) from a model that is off the holdout runs."""
+    ok = [o for o in told if o.ok and o.sample is not None]
+    if not ok:
+        return None
+    first = min(ok, key=lambda o: (o.request.purpose is not RunPurpose.REFERENCE,
+                                   o.request.run))
+    return RunRequest(run, dict(first.request.assignment), RunPurpose.RECHECK)
+
+
+def recheck_drift(told: Sequence[RunOutcome], recheck: RunOutcome | None
+                  ) -> dict[str, float | None]:
+    """``recheck_drift_pct``: how much longer (+) or shorter (-) the recheck took than the
+    median of the learning runs at its assignment; None without a successful recheck."""
+    if recheck is None or not recheck.ok or recheck.sample is None:
+        return {"recheck_drift_pct": None}
+    same = recheck.request.assignment
+    before = [o.sample.T for o in told if o.ok and o.sample is not None
+              and o.request.purpose is not RunPurpose.RECHECK
+              and dict(o.request.assignment) == dict(same)]
+    if not before or float(np.median(before)) <= 0.0:
+        return {"recheck_drift_pct": None}
+    return {"recheck_drift_pct": 100.0 * (recheck.sample.T / float(np.median(before)) - 1.0)}
 
 
 def overheads(outcomes: Sequence[RunOutcome]) -> dict[str, float | None]:

@@ -19,7 +19,8 @@ class RunPurpose(enum.StrEnum):
     ``pbdf`` (a screening run of the Plackett-Burman design), ``reference`` (the reference
     assignment), ``test`` (the internal test set), ``train`` (a training sample),
     ``external`` (a benchmark's external test run), ``holdout`` (after learning: accuracy on
-    assignments the campaign never used).
+    assignments the campaign never used), ``recheck`` (after the holdout: the reference
+    assignment once more, to tell hosts that drifted from a model that is off).
     """
 
     PBDF = "pbdf"
@@ -28,6 +29,7 @@ class RunPurpose(enum.StrEnum):
     TRAIN = "train"
     EXTERNAL = "external"
     HOLDOUT = "holdout"
+    RECHECK = "recheck"
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def test_lab_writes_a_slurm_inventory_and_doctor_passes(slurm_lab) -> None:
 
 def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> None:
     from nimo.store import open_store
-    from workbench.exitstatus import drift_warning
+    from workbench.exitstatus import drift_confirmed
 
     inv = campaign_inventory(slurm_lab, tmp_path)
     design = tmp_path / "design.yaml"
@@ -86,13 +86,15 @@ def test_campaign_over_node_count_reaches_holdout_mape(slurm_lab, tmp_path) -> N
     mape = final["holdout_mape_pct"]
     print(f"holdout MAPE {mape:.1f}% after {final['runs']} runs; median off the model "
           f"{final['holdout_shift_pct']:+.1f}% ({final['holdout_shift_share']:.0%} on that "
-          f"side), {final['holdout_mape_unshifted_pct']:.1f}% without the shift")
+          f"side), {final['holdout_mape_unshifted_pct']:.1f}% without the shift; the "
+          f"reference re-run last {final['recheck_drift_pct']:+.1f}%")
     # The hosts share this machine's two cores: on CI (268fc3d) they sped up during the
     # campaign and all 10 holdout runs, made last, took 18% less time than predicted (MAPE
-    # 23.1%, 4.2% without that shift; 5.5% and 9.6% in the two runs after). Such a drift must
-    # be reported (the summary's warning), and the model's shape must still hold.
-    warned = bool(drift_warning(final))
-    assert mape <= 15.0 or (warned and final["holdout_mape_unshifted_pct"] <= 15.0), final
+    # 23.1%, 4.2% without that shift; 5.5% and 9.6% in the two runs after). Such a drift
+    # excuses a MAPE above 15% only when the recheck (the reference assignment re-run last)
+    # moved the same way, and the model's shape must still hold.
+    drifted = drift_confirmed(final)
+    assert mape <= 15.0 or (drifted and final["holdout_mape_unshifted_pct"] <= 15.0), final
     store = open_store(url)
     try:
         samples = store.samples("slurm-acc1")

@@ -46,7 +46,7 @@ def workload_inventory(lab, tmp_path: Path, sizes: list[float] = SIZES,
 def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
     from nimo.records import RunPurpose
     from nimo.store import open_store
-    from workbench.exitstatus import drift_warning
+    from workbench.exitstatus import drift_confirmed
 
     inv = workload_inventory(lab, tmp_path)
     design = tmp_path / "design.yaml"
@@ -77,9 +77,11 @@ def test_campaign_over_dataset_size_reaches_holdout_mape(lab, tmp_path) -> None:
     holdout_errors(tmp_path, url, [r for r in runs if r.purpose is RunPurpose.HOLDOUT])
     assert len(held) == 10 and between
     # a drift of the shared machine between learning and the holdout (all holdout runs off
-    # one way) must be reported, and the model's shape must still hold (as in
-    # test_slurm_campaign.py)
-    assert mape <= 15.0 or (drift_warning(final)
+    # one way, and the reference re-run last off the same way) excuses a holdout MAPE above
+    # 15% only if the model's shape still holds (as in test_slurm_campaign.py)
+    print(f"median off the model {final['holdout_shift_pct']:+.1f}%, recheck "
+          f"{final['recheck_drift_pct']:+.1f}%")
+    assert mape <= 15.0 or (drift_confirmed(final)
                             and final["holdout_mape_unshifted_pct"] <= 15.0), final
     for r in runs:  # every sample carries its level's dataset profile
         p, mb = r.sample.profile, r.assignment["dataset_mb"]

@@ -41,16 +41,48 @@ def test_holdout_runs_unused_assignments_and_reports_them(tmp_path) -> None:
         result = lifecycle.execute(store, info, runner)
         runs = store.runs("h")
     final = result.to_dict()["final"]
-    learned = [r for r in runs if r.purpose != "holdout"]
+    learned = [r for r in runs if r.purpose not in ("holdout", "recheck")]
     held = [r for r in runs if r.purpose == "holdout"]
+    (recheck,) = [r for r in runs if r.purpose == "recheck"]
     assert len(held) == 4 and final["holdout_runs"] == 4
     assert [r.run for r in held] == list(range(len(learned) + 1, len(learned) + 5))
+    # last, the first learning run's assignment again (the fake planner asks no reference)
+    assert recheck.run == len(learned) + 5 and recheck.assignment == learned[0].assignment
+    assert final["recheck_drift_pct"] == pytest.approx(0.0, abs=1e-9)
     assert not {tuple(r.assignment.items()) for r in held} & {
         tuple(r.assignment.items()) for r in learned}
     assert all(tuple(r.assignment.values()) in SPACE for r in held)
     assert final["holdout_mape_pct"] == pytest.approx(0.0, abs=1e-6)  # the fake's exact form
     assert final["overhead_s_per_run"] == pytest.approx(4.0)
     assert runner.ran == [r.run for r in runs]
+
+
+class SpeedingUp(FakeRunner):
+    """Every run from ``after`` on takes 20% less time: hosts that drifted."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.after = after
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        a = dict(request.assignment)
+        T = true_T(a) * (0.8 if request.run >= self.after else 1.0)
+        return RunOutcome(request, RunStatus.DONE, Sample(a, T=T))
+
+
+def test_the_recheck_tells_a_drift_of_the_hosts_from_a_model_that_is_off(tmp_path) -> None:
+    from workbench.exitstatus import drift_confirmed, drift_warning
+
+    with open_store(f"sqlite:///{tmp_path}/d.db") as store:
+        info = store.create_campaign("d", "live", design={}, seed=9,
+                                     spec={"inventory": "x.yaml", "holdout": 6})
+        final = lifecycle.execute(store, info, SpeedingUp(after=7)).to_dict()["final"]
+    assert final["holdout_shift_pct"] == pytest.approx(-20.0)
+    assert final["recheck_drift_pct"] == pytest.approx(-20.0)
+    assert drift_confirmed(final)
+    (line,) = drift_warning(final)
+    assert "re-run last, took 20% less time than while learning" in line
+    assert "changed during the campaign (drift)" in line
 
 
 class DirtyCrash(FakeRunner):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nimo.campaign.metrics import holdout_shift
-from workbench.exitstatus import drift_warning, verdict
+from workbench.exitstatus import drift_confirmed, drift_warning, verdict
 
 
 class Doubling:
@@ -70,3 +70,25 @@ def test_the_verdict_carries_the_drift_warning() -> None:
     doc = {"name": "c", "stopped_because": "internal error 4.0% <= target 5%",
            "iterations": [], "model": None, "final": final(-25.0, 0.9)}
     assert any("drift" in w for w in verdict(doc).warnings)
+
+
+@pytest.mark.parametrize("recheck, confirmed", [
+    (-15.0, True),   # the reference, re-run last, sped up like the holdout runs
+    (-8.0, False),   # less than half the shift
+    (4.0, False),    # the other way
+])
+def test_the_recheck_confirms_a_shift_only_when_it_moved_the_same_way(
+        recheck: float, confirmed: bool) -> None:
+    doc = {**final(-18.0, 1.0), "recheck_drift_pct": recheck}
+    assert drift_confirmed(doc) is confirmed
+    (line,) = drift_warning(doc)
+    assert "re-run last, took" in line
+    assert ("the model itself is off" in line) is not confirmed
+
+
+def test_a_recheck_alone_warns_from_a_fifth_and_confirms_nothing_without_a_shift() -> None:
+    calm = final(-2.0, 0.5)
+    assert drift_warning({**calm, "recheck_drift_pct": -12.0}) == ()
+    (line,) = drift_warning({**calm, "recheck_drift_pct": 25.0})
+    assert "took 25% longer than while learning" in line and "drift" in line
+    assert not drift_confirmed({**calm, "recheck_drift_pct": 25.0})

@@ -202,6 +202,8 @@ def _holdout_line(h: Mapping[str, Any]) -> str:
         line += f", {h['holdout_coverage_90']:.0%} inside 90% interval"
     if h.get("holdout_shift_pct") is not None:
         line += f", median off the model {h['holdout_shift_pct']:+.0f}%"
+    if h.get("recheck_drift_pct") is not None:
+        line += f", reference re-run last {h['recheck_drift_pct']:+.0f}%"
     if h.get("overhead_s_per_run") is not None:
         line += f", overhead {h['overhead_s_per_run']:.2f}s/run"
     return line
