@@ -58,7 +58,8 @@ def test_campaign_over_a_categorical_variant_reports_its_family(lab, tmp_path) -
     with open_store(url) as store:
         runs = [r for r in store.runs("cat-live") if r.sample is not None]
     trained = doc["final"]["runs"]
-    assert len(runs) == trained + 4 and trained >= 6
+    assert len(runs) == trained + 4 + 1 and trained >= 6  # 4 holdout runs, then the recheck
+    assert [str(r.purpose) for r in runs][-5:] == ["holdout"] * 4 + ["recheck"]
     for r in runs:  # the store keeps the code; the app ran the named algorithm
         assert r.sample.meta["app_output"]["algorithm"] == (
             "sha1", "sha3_256")[int(r.assignment["variant"]) - 1]
