@@ -31,7 +31,7 @@ from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor, relative_rows
 from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
-from nimo.predictors.prior import CATEGORY, two_point_prior
+from nimo.predictors.prior import CATEGORY, first_best, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
 from nimo.predictors.variance import CONSTANT, RELATIVE, relative_noise
 
@@ -259,7 +259,7 @@ def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],
         R = c - search.Q @ (search.Q.T @ c)
         if np.linalg.norm(R) <= 1e-7 * np.linalg.norm(c):
             continue
-        best = int(np.argmin(errs)) if np.isfinite(errs).any() else 0
+        best = first_best(errs)
         search.accept(cands[best], float(errs[best]))
     return list(search.terms)
 

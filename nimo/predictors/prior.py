@@ -30,6 +30,18 @@ from nimo.space import Attribute
 TIE_TOL = 1e-9  # relative: LOO errors this close are the same error
 
 
+def first_best(errs: np.ndarray) -> int:
+    """Index of the lowest error, the first in order among those that tie with it (within
+    ``TIE_TOL``). Errors equal in exact arithmetic (an attribute at two levels fits identity,
+    reciprocal and log alike) differ in their last bits between CPUs and BLAS kernels;
+    ``argmin`` alone would take whichever the rounding favours there."""
+    finite = np.isfinite(errs)
+    if not finite.any():
+        return int(np.argmin(errs))
+    best = float(np.min(errs[finite]))
+    return int(np.flatnonzero(errs <= best * (1.0 + TIE_TOL) + 1e-12)[0])
+
+
 CATEGORY = "category"  # not a transform: the attribute's levels are names, see fit_predictor
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from nimo.model.features import Term
 from nimo.predictors.interactions import interaction_candidates, main_attributes
-from nimo.predictors.prior import physical_tiebreak
+from nimo.predictors.prior import first_best, physical_tiebreak
 from nimo.predictors.ratios import ratio_candidates
 
 RANK_TOL = 1e-7
@@ -172,7 +172,7 @@ class GreedySearch:
             # selection-bias guard: the best of m pure-noise columns cuts the error by ~ln(m)/n
             need = max(min_improvement, np.log(max(idx.size, 1)) / n)
             errs = self._evaluate(cands.C[:, idx])
-            j = int(np.argmin(errs))
+            j = first_best(errs)
             if preferred:
                 j = physical_tiebreak([cands.cands[int(i)].term for i in idx], errs, j,
                                       preferred)
@@ -219,7 +219,7 @@ class GreedySearch:
             if not new:
                 continue
             e2 = trial.evaluate(np.column_stack([c.column for c in new]))
-            k = int(np.argmin(e2))
+            k = first_best(e2)
             if e2[k] < bar:
                 bar, found = float(e2[k]), (int(i), float(e1), new[k].term, float(e2[k]))
         return found
@@ -233,7 +233,7 @@ class GreedySearch:
         if self.r.size * idx.size > SCREEN_CELLS and idx.size > SCREEN:
             qr = self.Q.T @ self.rs
             gain = (cands.ct[idx] - qr @ cands.P[:, idx]) ** 2 / rn2[idx]
-            idx = idx[np.argpartition(-gain, SCREEN)[:SCREEN]]
+            idx = np.sort(idx[np.argpartition(-gain, SCREEN)[:SCREEN]])
         return idx
 
 

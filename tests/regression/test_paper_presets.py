@@ -3,8 +3,8 @@
 Every preset but ``recommended``, its ``-gp`` and ``-physical`` variants and the baselines
 (which later work may change on purpose)
 is replayed on every shipped dataset with seeds 1-3 through the real CLI; the runs, their
-order and every figure must match the snapshot recorded on this machine's BLAS kernel to 1e-9
-(replay_snapshot.py says why per kernel).
+order and every figure must match the snapshot to 1e-9 (one for every BLAS kernel since
+session 54; replay_snapshot.py says why).
 """
 
 from __future__ import annotations
@@ -39,10 +39,17 @@ def test_snapshot_comparison_detects_a_moved_figure():
     assert list(snapshot.differences(expected, {"iterations": []}))
 
 
-def test_a_kernel_without_a_snapshot_is_named_with_the_ones_recorded(tmp_path):
-    with pytest.raises(snapshot.NoSnapshot, match=r"BLAS kernel \S+ .*record one"):
-        snapshot.load_snapshot(tmp_path / "replay_snapshot.NoSuchCore.json.gz")
-    assert snapshot.snapshot_path("Haswell").name == "replay_snapshot.Haswell.json.gz"
+def test_a_missing_snapshot_is_named_with_the_ones_recorded(tmp_path):
+    with pytest.raises(snapshot.NoSnapshot, match=r"no snapshot \S+ \(BLAS kernel .*record one"):
+        snapshot.load_snapshot(tmp_path / "replay_snapshot.json.gz")
+
+
+def test_a_kernel_takes_its_own_snapshot_only_where_one_was_recorded(monkeypatch, tmp_path):
+    assert snapshot.snapshot_path("NoSuchCore") == snapshot.COMMON
+    assert snapshot.COMMON.exists()
+    monkeypatch.setattr(snapshot, "kernel_path", lambda kernel=None: tmp_path / "own.json.gz")
+    (tmp_path / "own.json.gz").write_bytes(b"")
+    assert snapshot.snapshot_path("Haswell") == tmp_path / "own.json.gz"
     assert snapshot.blas_kernel() != "unknown"
 
 

@@ -171,7 +171,8 @@ def test_cv_error_is_not_below_loo_error_on_the_same_samples():
     planner, _, _ = campaign({**NEW, "error": "loo", "stop": {"error_pct": 0, "max_runs": 20}})
     loo, _ = planner.learner.loo_errors()
     cv, _ = planner.learner.cv_errors()
-    assert cv is not None and loo is not None and cv >= 0.8 * loo
+    # both can be rounding noise (~1e-14 %) on this noise-free runner: compare above it
+    assert cv is not None and loo is not None and cv >= 0.8 * loo - 1e-9
 
 
 def _bounded_model() -> CostModel:
