@@ -38,8 +38,12 @@ def first_best(errs: np.ndarray) -> int:
     finite = np.isfinite(errs)
     if not finite.any():
         return int(np.argmin(errs))
-    best = float(np.min(errs[finite]))
-    return int(np.flatnonzero(errs <= best * (1.0 + TIE_TOL) + 1e-12)[0])
+    return int(tied_with(errs, float(np.min(errs[finite])))[0])
+
+
+def tied_with(errs: np.ndarray, value: float) -> np.ndarray:
+    """Indices of the errors that tie with ``value`` or lie below it (within ``TIE_TOL``)."""
+    return np.flatnonzero(errs <= value * (1.0 + TIE_TOL) + 1e-12)
 
 
 CATEGORY = "category"  # not a transform: the attribute's levels are names, see fit_predictor
@@ -59,7 +63,7 @@ def physical_tiebreak(terms: Sequence[Term], errs: np.ndarray, best: int,
     error within ``TIE_TOL``) and is a main term in its attribute's physical transform."""
     if not preferred or not np.isfinite(errs[best]):
         return best
-    ties = np.flatnonzero(errs <= errs[best] * (1.0 + TIE_TOL) + 1e-12)
+    ties = tied_with(errs, float(errs[best]))
     if ties.size < 2 or _is_physical(terms[best], preferred):
         return best
     for j in ties:
