@@ -40,6 +40,7 @@ import csv
 import itertools
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -350,7 +351,7 @@ def write_csv_and_description(path: str | Path, fieldnames: Sequence[str],
     ``description`` as ``<path>.json``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two harnesses may share a cache
     with tmp.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(fieldnames))
         w.writeheader()

@@ -99,7 +99,7 @@ def small_case(suite: str, seed: int, cache: Path) -> Case:
 
 def _write_rows(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two harnesses may share a cache
     with tmp.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
