@@ -71,12 +71,26 @@ class Committee:
         return np.asarray(out)
 
 
-def spread_pct(learner: Learner) -> float | None:
+    def plausible_errors(self) -> list[float]:
+        """The LOO errors of T of the members ``predictions(plausible_only=True)`` keeps,
+        in its order (percent)."""
+        best, _ = self.learner.loo_errors()
+        if best is None:
+            return [float(err or 0.0) for _, err in self.fits()]
+        return [float(err) for _, err in self.fits()
+                if err is not None and err <= max(1.5 * best, best + 2.0)]
+
+
+def spread_pct(learner: Learner, excess: bool = False) -> float | None:
     """How far the plausible members' T lies from the model's over the candidates not run
     (a seeded subset of at most 1,000): the median over the members of their mean relative
     difference, each candidate's counting at most 100% (as a run's fold error does), in
     percent; 0 without a plausible member (the data rule every alternative out), None
-    without a candidate left (nothing to measure it on)."""
+    without a candidate left (nothing to measure it on).
+
+    With ``excess``, each member's difference counts only beyond its own LOO error of T, in
+    quadrature (``sqrt(max(gap^2 - err^2, 0))``): a member that lies as far from the model as
+    it lies from the runs says more about itself than about the model."""
     measured = {tuple(row) for row in np.round(learner.X, 9)}
     rows = sampled_candidates(learner.space.candidates)
     rows = rows[[tuple(r) not in measured for r in np.round(rows, 9)]] if len(rows) else rows
@@ -84,9 +98,12 @@ def spread_pct(learner: Learner) -> float | None:
         return None
     preds, cap = learner.committee(rows, plausible_only=True), RUN_ERROR_CAP_PCT / 100.0
     model, members = preds[0], preds[1:]
-    gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap)))
-            for m in members if np.isfinite(m).all()]
-    return 100.0 * float(np.median(gaps)) if gaps else 0.0
+    own = (learner.committee_errors() if excess else [0.0] * len(members))
+    gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap))) * 100.0
+            for m in members]
+    kept = [np.sqrt(max(g * g - e * e, 0.0))
+            for g, e, m in zip(gaps, own, members, strict=True) if np.isfinite(m).all()]
+    return float(np.median(kept)) if kept else 0.0
 
 
 def fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:

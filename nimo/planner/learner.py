@@ -385,6 +385,10 @@ class Learner:
         predictor (:class:`nimo.planner.committee.Committee`); rows = members."""
         return self._committee.predictions(X, plausible_only)
 
+    def committee_errors(self) -> list[float]:
+        """The LOO errors of T of the members ``committee(X, plausible_only=True)`` keeps."""
+        return self._committee.plausible_errors()
+
     # -- model -----------------------------------------------------------------------
     @property
     def blend(self) -> Blend:

@@ -1,5 +1,5 @@
-"""The committee's spread over the candidates not run, and the estimate that reads it
-(``error: cv_spread``)."""
+"""The committee's spread over the candidates not run, and the estimates that read it
+(``error: cv_spread``, ``error: cv_excess``)."""
 
 from __future__ import annotations
 
@@ -111,3 +111,38 @@ def test_a_design_may_name_cv_spread_with_the_correction() -> None:
     design = parse_design({"predictors": {"bounded": True, "residual": True},
                            "error": "cv_spread"})
     assert design.error == "cv_spread" and design.predictors["residual"] is True
+
+
+def test_the_excess_spread_counts_a_member_only_beyond_its_own_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+
+    def committee(rows: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        model = np.full(len(rows), 10.0)
+        return np.vstack([model, model * 1.1, model * 0.7, model * 1.2])  # 10, 30, 20% off
+
+    monkeypatch.setattr(learner, "committee", committee)
+    # own errors 6, 40 and 12%: beyond them 8, 0 and 16%; the median member 8%
+    monkeypatch.setattr(learner, "committee_errors", lambda: [6.0, 40.0, 12.0])
+    assert spread_pct(learner, excess=True) == pytest.approx(8.0)
+    assert spread_pct(learner) == pytest.approx(20.0)
+
+
+def test_the_committee_errors_are_the_plausible_members_in_order() -> None:
+    learner = _learner()
+    best, _ = learner.loo_errors()
+    errors = learner.committee_errors()
+    rows = np.asarray(learner.space.candidates[:5], float)
+    assert len(errors) == len(learner.committee(rows, plausible_only=True)) - 1
+    assert best is not None and all(e <= max(1.5 * best, best + 2.0) for e in errors)
+
+
+def test_cv_excess_reads_the_excess_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {}))
+    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    monkeypatch.setattr(error_module, "spread_pct",
+                        lambda lr, excess=False: 8.0 if excess else 100.0)
+    assert ERROR_ESTIMATES["cv_excess"]().score(learner)[0] == pytest.approx(10.0)
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(
+        math.hypot(8.0, 75.0))
