@@ -61,23 +61,24 @@ class Committee:
         With ``plausible_only``, members whose LOO error of T is much worse than the fitted
         model's (> max(1.5x, +2 points)) are left out."""
         learner = self.learner
+        members = self._plausible() if plausible_only else self.fits()
         out = [learner.predicted_T(X)]
-        best, _ = learner.loo_errors() if plausible_only else (None, None)
-        for fits, err in self.fits():
-            if plausible_only and best is not None and not (
-                    err is not None and err <= max(1.5 * best, best + 2.0)):
-                continue
-            out.append(learner.combine({p: f.predict(X) for p, f in fits.items()}))
+        out += [learner.combine({p: f.predict(X) for p, f in fits.items()})
+                for fits, _ in members]
         return np.asarray(out)
-
 
     def plausible_errors(self) -> list[float]:
         """The LOO errors of T of the members ``predictions(plausible_only=True)`` keeps,
-        in its order (percent)."""
+        in its order (percent; 0 where a member has none)."""
+        return [float(err or 0.0) for _, err in self._plausible()]
+
+    def _plausible(self) -> Fits:
+        """The members whose LOO error of T is within max(1.5x, +2 points) of the fitted
+        model's (every member while the model has none)."""
         best, _ = self.learner.loo_errors()
         if best is None:
-            return [float(err or 0.0) for _, err in self.fits()]
-        return [float(err) for _, err in self.fits()
+            return self.fits()
+        return [(fits, err) for fits, err in self.fits()
                 if err is not None and err <= max(1.5 * best, best + 2.0)]
 
 

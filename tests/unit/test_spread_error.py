@@ -78,13 +78,13 @@ def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
     learner = _learner()
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {"f_a": 3.0}))
     monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner: 8.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: 8.0)
     # 0.8 x 10 = 8 and 0.75 x 8 = 6: sqrt(64 + 36) = 10
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (pytest.approx(10.0), {"f_a": 3.0})
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner: 0.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: 0.0)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(8.0)
     # every candidate run: nothing to measure the spread on, the folds' error unscaled
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner: None)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: None)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(10.0)
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (None, {"f_a": None}))
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (None, {"f_a": None})
@@ -96,7 +96,8 @@ def test_the_spread_is_recomputed_only_when_the_folds_are(
     calls: list[int] = []
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (4.0, {}))
     monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 4.0)
-    monkeypatch.setattr(error_module, "spread_pct", lambda lr: calls.append(lr.n) or 1.0)
+    monkeypatch.setattr(error_module, "spread_pct",
+                        lambda lr, excess=False: calls.append(lr.n) or 1.0)
     estimate = ERROR_ESTIMATES["cv_spread"]()
     count = [0]
     monkeypatch.setattr(Learner, "n", property(lambda self: count[0]))

@@ -119,8 +119,7 @@ class SpreadCrossValidated(FormCrossValidated):
         if error is None:
             return error, per
         if self._spread is None or not still_fresh(self._spread[0], learner.n):
-            spread = spread_pct(learner, excess=True) if self.EXCESS else spread_pct(learner)
-            self._spread = (learner.n, spread)
+            self._spread = (learner.n, spread_pct(learner, excess=self.EXCESS))
         spread = self._spread[1]
         if spread is None:
             return error, per
