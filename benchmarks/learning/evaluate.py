@@ -69,7 +69,7 @@ from benchmarks.learning.metrics import (  # noqa: E402  (re-exported for tests)
     reach_and_keep,
     reached_within,
 )
-from benchmarks.learning.report import _fmt, report, summarize  # noqa: E402
+from benchmarks.learning.report import progress_line, report, summarize  # noqa: E402
 from benchmarks.learning.space import (  # noqa: E402
     SpaceError,
     observing,
@@ -320,7 +320,7 @@ def sizes(case: Case, judge: int | None, external: int | None) -> tuple[int, int
     return j, e
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("suite", choices=SUITES)
     ap.add_argument("--designs", default=f"recommended,{RANDOM}",
@@ -341,7 +341,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="where suite CSVs are written "
                     "(default $NIMO_BENCH_CACHE or /tmp/nimo-bench-cache)")
     ap.add_argument("--out", type=Path, help="write every record and the summary as JSON")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def job_list(args: argparse.Namespace, cases: Sequence[Case], seeds: Sequence[int],
+             designs: Sequence[str]) -> list[tuple[str, Job]]:
+    """One replay per (case, seed, design), and one gradient boosting fit per real (case, seed)."""
+    jobs: list[tuple[str, Job]] = []
+    for case in cases:
+        j, e = sizes(case, args.judge, args.external)
+        for seed in seeds:
+            jobs.extend(("replay", Job(case, d, seed, j, e, args.calibration)) for d in designs)
+            if args.suite not in GENERATED and not args.no_gbr:
+                jobs.append(("gbr", Job(case, "", seed, j, e)))
+    return jobs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     t0 = time.perf_counter()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     designs = [d for d in args.designs.split(",") if d]
@@ -349,29 +366,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.apps:
         cases = cases[: args.apps]
     generated = args.suite in GENERATED
-    jobs: list[tuple[str, Job]] = []
-    for case in cases:
-        j, e = sizes(case, args.judge, args.external)
-        for seed in seeds:
-            jobs.extend(("replay", Job(case, d, seed, j, e, args.calibration)) for d in designs)
-            if not generated and not args.no_gbr:
-                jobs.append(("gbr", Job(case, "", seed, j, e)))
-    print(f"{args.suite}: {len(cases)} cases, {len(jobs)} jobs, {min(args.workers, 2)} workers",
+    jobs = job_list(args, cases, seeds, designs)
+    workers = max(1, min(args.workers, 2))
+    print(f"{args.suite}: {len(cases)} cases, {len(jobs)} jobs, {workers} workers",
           file=sys.stderr)
     records = []
-    with ProcessPoolExecutor(max_workers=max(1, min(args.workers, 2))) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run_job, j) for j in jobs]
         for i, fut in enumerate(as_completed(futures), 1):
-            r = fut.result()
-            records.append(r)
-            el = time.perf_counter() - t0
-            print(f"[{i}/{len(jobs)}] {r['case']} {r['design']} seed {r['seed']}: "
-                  + (f"FAILED exit {r.get('exit')}" if r.get("exit") != 0
-                     else "MAPE at marks " + "/".join(_fmt(v["mape"]) for v in r["marks"].values())
-                     if r["design"] == GBR
-                     else f"runs {r.get('runs', '-')}, final MAPE {_fmt(r.get('final_mape'))}")
-                  + f", {r.get('wall_s', 0):.1f} s; elapsed {el:.0f} s, "
-                  f"eta {el / i * (len(jobs) - i):.0f} s", file=sys.stderr)
+            records.append(fut.result())
+            print(progress_line(records[-1], i, len(jobs), time.perf_counter() - t0),
+                  file=sys.stderr)
     wall = time.perf_counter() - t0
     summary = summarize(records, generated)
     print(report(summary, generated, len(cases), seeds, wall, records))

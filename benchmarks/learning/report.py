@@ -307,3 +307,16 @@ def report(summary: dict[str, Any], generated: bool, n_cases: int, seeds: Sequen
         pr(f"FAILED {r['case']} {r['design']} seed {r['seed']}: exit {r.get('exit')}: "
            f"{(r.get('error') or '').splitlines()[-1:]}")
     return "\n".join(out)
+
+
+def progress_line(r: dict[str, Any], i: int, n: int, elapsed: float) -> str:
+    """One finished job of ``n`` (the ``i``-th), as the evaluation prints it while it runs."""
+    if r.get("exit") != 0:
+        outcome = f"FAILED exit {r.get('exit')}"
+    elif r["design"] == GBR:
+        outcome = "MAPE at marks " + "/".join(_fmt(v["mape"]) for v in r["marks"].values())
+    else:
+        outcome = f"runs {r.get('runs', '-')}, final MAPE {_fmt(r.get('final_mape'))}"
+    return (f"[{i}/{n}] {r['case']} {r['design']} seed {r['seed']}: {outcome}, "
+            f"{r.get('wall_s', 0):.1f} s; elapsed {elapsed:.0f} s, "
+            f"eta {elapsed / i * (n - i):.0f} s")
