@@ -78,13 +78,13 @@ def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
     learner = _learner()
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {"f_a": 3.0}))
     monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: 8.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, **_: 8.0)
     # 0.8 x 10 = 8 and 0.75 x 8 = 6: sqrt(64 + 36) = 10
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (pytest.approx(10.0), {"f_a": 3.0})
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: 0.0)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, **_: 0.0)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(8.0)
     # every candidate run: nothing to measure the spread on, the folds' error unscaled
-    monkeypatch.setattr(error_module, "spread_pct", lambda learner, excess=False: None)
+    monkeypatch.setattr(error_module, "spread_pct", lambda learner, **_: None)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(10.0)
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (None, {"f_a": None}))
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (None, {"f_a": None})
@@ -97,7 +97,7 @@ def test_the_spread_is_recomputed_only_when_the_folds_are(
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (4.0, {}))
     monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 4.0)
     monkeypatch.setattr(error_module, "spread_pct",
-                        lambda lr, excess=False: calls.append(lr.n) or 1.0)
+                        lambda lr, **_: calls.append(lr.n) or 1.0)
     estimate = ERROR_ESTIMATES["cv_spread"]()
     count = [0]
     monkeypatch.setattr(Learner, "n", property(lambda self: count[0]))
@@ -143,7 +143,75 @@ def test_cv_excess_reads_the_excess_spread(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {}))
     monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
     monkeypatch.setattr(error_module, "spread_pct",
-                        lambda lr, excess=False: 8.0 if excess else 100.0)
+                        lambda lr, excess=False, **_: 8.0 if excess else 100.0)
     assert ERROR_ESTIMATES["cv_excess"]().score(learner)[0] == pytest.approx(10.0)
     assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(
         math.hypot(8.0, 75.0))
+
+
+class _Process:
+    """A process that predicts ``value`` everywhere, informed by the runs to ``informed``."""
+
+    def __init__(self, value: float, informed: float) -> None:
+        self.value, self.informed = value, informed
+
+    def predict_informed(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.full(len(X), self.value), np.full(len(X), self.informed)
+
+
+def test_the_blended_spread_blends_the_members_as_the_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    level = float(np.median(learner.T()))  # inside the model's bounds
+
+    def committee(rows: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        model = np.full(len(rows), level)
+        return np.vstack([model, model * 1.2, model * 1.2])  # 20% off everywhere
+
+    monkeypatch.setattr(learner, "committee", committee)
+    monkeypatch.setattr(Learner, "residual_field", lambda self: None)
+    monkeypatch.setattr(Learner, "gp_process", lambda self: None)
+    # no correction and no blend: the same as cv_spread's
+    assert spread_pct(learner, like_model=True) == pytest.approx(20.0)
+    # blended as P^(1-v) G^v with v = 0.5 x 1 and G the model's T: sqrt(1.2) - 1 off
+    monkeypatch.setattr(Learner, "gp_process", lambda self: _Process(level, 1.0))
+    monkeypatch.setattr(Learner, "blend_weight", property(lambda self: 0.5))
+    assert spread_pct(learner, like_model=True) == pytest.approx(100 * (math.sqrt(1.2) - 1))
+    assert spread_pct(learner) == pytest.approx(20.0)
+    # fully informed at full weight: the members are the process, nothing is left to spread
+    monkeypatch.setattr(Learner, "blend_weight", property(lambda self: 1.0))
+    assert spread_pct(learner, like_model=True) == pytest.approx(0.0)
+
+
+def test_the_blended_spread_applies_the_models_correction_to_the_members(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    level = float(np.median(learner.T()))
+
+    class Field:
+        def factor(self, X: np.ndarray) -> np.ndarray:
+            return np.full(len(X), 0.9)
+
+    def committee(rows: np.ndarray, plausible_only: bool = False) -> np.ndarray:
+        model = np.full(len(rows), level)  # the model, corrected by 0.9: its fit was level/0.9
+        return np.vstack([model, model / 0.9])  # a member as the uncorrected fit
+
+    monkeypatch.setattr(learner, "committee", committee)
+    monkeypatch.setattr(Learner, "gp_process", lambda self: None)
+    monkeypatch.setattr(Learner, "residual_field", lambda self: Field())
+    assert spread_pct(learner, like_model=True) == pytest.approx(0.0)
+    assert spread_pct(learner) == pytest.approx(100 * (1 / 0.9 - 1))
+
+
+def test_cv_spread_blended_asks_for_the_members_like_the_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = _learner()
+    asked: list[bool] = []
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {}))
+    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    monkeypatch.setattr(error_module, "spread_pct",
+                        lambda lr, excess=False, like_model=False: asked.append(like_model) or 8.0)
+    assert ERROR_ESTIMATES["cv_spread_blended"]().score(learner)[0] == pytest.approx(10.0)
+    assert ERROR_ESTIMATES["cv_spread"]().score(learner)[0] == pytest.approx(10.0)
+    assert asked == [True, False]
+    assert parse_design({"error": "cv_spread_blended"}).error == "cv_spread_blended"
