@@ -103,3 +103,14 @@ def test_nimo_datasets_prints_paths_that_exist() -> None:
                            "memory_cliff"], capture_output=True, text=True, cwd="/",
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0 and Path(proc.stdout.strip()).is_file()
+
+
+def test_recommended_physical_is_recommended_with_physical_ties() -> None:
+    # presets stay complete files (no `extends:`), so this one repeats recommended's choices:
+    # a change to recommended must be made here too, or this fails
+    physical, base = load_design("recommended-physical"), load_design("recommended")
+    assert physical.predictors == {**base.predictors, "physical_ties": True}
+    assert base.predictors.get("physical_ties") is False
+    mine = {k: v for k, v in vars(physical).items() if k not in ("name", "description",
+                                                                   "predictors")}
+    assert mine == {k: v for k, v in vars(base).items() if k in mine}
