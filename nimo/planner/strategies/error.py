@@ -143,7 +143,8 @@ class BlendedSpreadCrossValidated(SpreadCrossValidated):
     compares bare parametric alternatives with the corrected, blended model, so the spread
     also counts how far the correction and the blend move the model: on the lab's recorded
     data the model blended with its process was 2-6% off while its members lay 9-11% from
-    it. Identical to ``cv_spread`` while the model has neither correction nor blend."""
+    it. While the model has neither correction nor blend it differs from ``cv_spread`` only
+    in holding the members within the model's bounds, as the model is held."""
 
     LIKE_MODEL = True
 
