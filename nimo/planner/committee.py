@@ -10,8 +10,7 @@ import numpy as np
 
 from nimo.metrics import internal_error_pct
 from nimo.model import FittedPredictor
-from nimo.model.gp import blended
-from nimo.model.support import clip_to_bounds, sampled_candidates
+from nimo.model.support import sampled_candidates
 from nimo.planner.crossval import RUN_ERROR_CAP_PCT
 from nimo.predictors import PredictorOptions
 
@@ -95,10 +94,11 @@ def spread_pct(learner: Learner, excess: bool = False,
     quadrature (``sqrt(max(gap^2 - err^2, 0))``): a member that lies as far from the model as
     it lies from the runs says more about itself than about the model.
 
-    With ``like_model``, each member is first corrected and blended as the model is
-    (:func:`delivered_like`), so the spread measures how far the alternatives would lie from
-    the model had they been delivered, not how far the model's own correction and blend move
-    it from a bare parametric fit."""
+    With ``like_model``, each member is first corrected and blended as the model is, within
+    its bounds (``Learner.predicted_T(rows, fits=members)``), so the spread measures how far
+    the alternatives would lie from the model had they been delivered, not how far the
+    model's own correction and blend move it from a bare parametric fit. Under the blend
+    ``P^(1-v) G^v`` a member's log-ratio to the model shrinks by ``1 - v``."""
     measured = {tuple(row) for row in np.round(learner.X, 9)}
     rows = sampled_candidates(learner.space.candidates)
     rows = rows[[tuple(r) not in measured for r in np.round(rows, 9)]] if len(rows) else rows
@@ -107,31 +107,13 @@ def spread_pct(learner: Learner, excess: bool = False,
     preds, cap = learner.committee(rows, plausible_only=True), RUN_ERROR_CAP_PCT / 100.0
     model, members = preds[0], preds[1:]
     if like_model and len(members):
-        members = delivered_like(learner, members, rows)
+        members = learner.predicted_T(rows, fits=members)
     own = (learner.committee_errors() if excess else [0.0] * len(members))
     gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap))) * 100.0
             for m in members]
     kept = [np.sqrt(max(g * g - e * e, 0.0))
             for g, e, m in zip(gaps, own, members, strict=True) if np.isfinite(m).all()]
     return float(np.median(kept)) if kept else 0.0
-
-
-def delivered_like(learner: Learner, members: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """The members' T at rows X (one row per member) with the model's residual correction,
-    blended with the model's Gaussian process at the model's weight, within its bounds, as
-    :meth:`Learner.raw_T` and :meth:`Learner.predicted_T` treat the model's own fit. Under
-    the blend ``P^(1-v) G^v`` a member's log-ratio to the model shrinks by ``1 - v``: to
-    nothing where the runs inform the process fully."""
-    field = learner.residual_field()
-    out = members * field.factor(X)[None, :] if field is not None else members
-    process = learner.gp_process()
-    if process is not None:
-        gp, informed = process.predict_informed(X)
-        weight = learner.blend_weight * informed
-        out = np.vstack([blended(clip_to_bounds(m, learner.bounds()), gp, weight)
-                         for m in out])
-    bounds = learner.delivered_bounds()
-    return np.vstack([clip_to_bounds(m, bounds) for m in out])
 
 
 def fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:

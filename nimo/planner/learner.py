@@ -142,9 +142,10 @@ class Learner:
         (:func:`nimo.planner.prospective.prospective_error_pct`)."""
         return prospective_error_pct(self, sample)
 
-    def predicted_T(self, X: np.ndarray) -> np.ndarray:
-        """``model().predict_many(X)`` without building the model and its calibration."""
-        return clip_to_bounds(self.raw_T(X), self.delivered_bounds())
+    def predicted_T(self, X: np.ndarray, fits: np.ndarray | None = None) -> np.ndarray:
+        """``model().predict_many(X)`` without building the model and its calibration
+        (``fits``: other fits' parametric T at X, a row each, corrected and blended alike)."""
+        return clip_to_bounds(self.raw_T(X, fits=fits), self.delivered_bounds())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":
@@ -157,9 +158,8 @@ class Learner:
     # -- errors ----------------------------------------------------------------------
     def loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
         """Leave-one-out error of T and of each predictor's target (%), once per refit."""
-        if self._loo_cache is not None:
-            return self._loo_cache
-        self._loo_cache = self._loo_errors()
+        if self._loo_cache is None:
+            self._loo_cache = self._loo_errors()
         return self._loo_cache
 
     def _loo_errors(self) -> tuple[float | None, dict[str, float | None]]:
@@ -251,18 +251,18 @@ class Learner:
         """The delivered model's predicted T at its own training runs."""
         return clip_to_bounds(self.raw_T(self.X), self.bounds())
 
-    def unblended_T(self, X: np.ndarray) -> np.ndarray:
-        """The parametric T at rows X with the residual correction, when used (no blend,
-        before the bounds)."""
-        parametric = self._parametric_T(X)
+    def unblended_T(self, X: np.ndarray, fits: np.ndarray | None = None) -> np.ndarray:
+        """The parametric T at X (or ``fits``), residual-corrected if used; no blend, no bounds."""
+        parametric = self._parametric_T(X) if fits is None else fits
         field = self.residual_field()
         return parametric if field is None else parametric * field.factor(X)
 
-    def raw_T(self, X: np.ndarray, shadow: bool = False) -> np.ndarray:
+    def raw_T(self, X: np.ndarray, shadow: bool = False,
+              fits: np.ndarray | None = None) -> np.ndarray:
         """The T at rows X with the residual correction and the blend, as the delivered
         model applies them (before its bounds); ``shadow``: blended at the folds' weight
-        even while a probation holds it back."""
-        parametric = self.unblended_T(X)
+        even while a probation holds it back; ``fits``: as in :meth:`predicted_T`."""
+        parametric = self.unblended_T(X, fits)
         process = self.shadow_process() if shadow else self.gp_process()
         if process is None:
             return parametric

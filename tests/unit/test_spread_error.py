@@ -23,6 +23,13 @@ def _learner(runs: int = 16) -> Learner:
     return planner.learner
 
 
+def _folds_read(monkeypatch: pytest.MonkeyPatch, error: float,
+                per: dict[str, float] | None = None) -> None:
+    """Both fold errors (``cv_errors``, ``fixed_form_error``) read ``error``."""
+    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (error, per or {}))
+    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: error)
+
+
 def test_the_spread_is_the_median_members_mean_relative_gap_off_the_runs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
@@ -76,8 +83,7 @@ def test_a_real_committee_gives_a_finite_spread() -> None:
 def test_cv_spread_scales_the_folds_and_adds_the_spread_in_quadrature(
         monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
-    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {"f_a": 3.0}))
-    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    _folds_read(monkeypatch, 10.0, {"f_a": 3.0})
     monkeypatch.setattr(error_module, "spread_pct", lambda learner, **_: 8.0)
     # 0.8 x 10 = 8 and 0.75 x 8 = 6: sqrt(64 + 36) = 10
     assert ERROR_ESTIMATES["cv_spread"]().score(learner) == (pytest.approx(10.0), {"f_a": 3.0})
@@ -94,8 +100,7 @@ def test_the_spread_is_recomputed_only_when_the_folds_are(
         monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
     calls: list[int] = []
-    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (4.0, {}))
-    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 4.0)
+    _folds_read(monkeypatch, 4.0)
     monkeypatch.setattr(error_module, "spread_pct",
                         lambda lr, **_: calls.append(lr.n) or 1.0)
     estimate = ERROR_ESTIMATES["cv_spread"]()
@@ -140,8 +145,7 @@ def test_the_committee_errors_are_the_plausible_members_in_order() -> None:
 
 def test_cv_excess_reads_the_excess_spread(monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
-    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {}))
-    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    _folds_read(monkeypatch, 10.0)
     monkeypatch.setattr(error_module, "spread_pct",
                         lambda lr, excess=False, **_: 8.0 if excess else 100.0)
     assert ERROR_ESTIMATES["cv_excess"]().score(learner)[0] == pytest.approx(10.0)
@@ -175,11 +179,11 @@ def test_the_blended_spread_blends_the_members_as_the_model(
     assert spread_pct(learner, like_model=True) == pytest.approx(20.0)
     # blended as P^(1-v) G^v with v = 0.5 x 1 and G the model's T: sqrt(1.2) - 1 off
     monkeypatch.setattr(Learner, "gp_process", lambda self: _Process(level, 1.0))
-    monkeypatch.setattr(Learner, "blend_weight", property(lambda self: 0.5))
+    monkeypatch.setattr(learner.blend, "weight", 0.5)
     assert spread_pct(learner, like_model=True) == pytest.approx(100 * (math.sqrt(1.2) - 1))
     assert spread_pct(learner) == pytest.approx(20.0)
     # fully informed at full weight: the members are the process, nothing is left to spread
-    monkeypatch.setattr(Learner, "blend_weight", property(lambda self: 1.0))
+    monkeypatch.setattr(learner.blend, "weight", 1.0)
     assert spread_pct(learner, like_model=True) == pytest.approx(0.0)
 
 
@@ -207,8 +211,7 @@ def test_cv_spread_blended_asks_for_the_members_like_the_model(
         monkeypatch: pytest.MonkeyPatch) -> None:
     learner = _learner()
     asked: list[bool] = []
-    monkeypatch.setattr(Learner, "cv_errors", lambda self, folds=5: (10.0, {}))
-    monkeypatch.setattr(Learner, "fixed_form_error", lambda self, folds=5: 10.0)
+    _folds_read(monkeypatch, 10.0)
     monkeypatch.setattr(error_module, "spread_pct",
                         lambda lr, excess=False, like_model=False: asked.append(like_model) or 8.0)
     assert ERROR_ESTIMATES["cv_spread_blended"]().score(learner)[0] == pytest.approx(10.0)
