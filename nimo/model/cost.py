@@ -19,25 +19,33 @@ import numpy as np
 
 from nimo.errors import ConfigError, ModelError
 from nimo.model.attributes import attribute_doc
-from nimo.model.gp import LogTProcess, blended, process_from
+from nimo.model.gp import LogTProcess, blended
+from nimo.model.monotone import MonotoneBound
 from nimo.model.predictor import RELATIVE, FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
-from nimo.model.residual import ResidualField, residual_from
+from nimo.model.residual import ResidualField
 from nimo.model.support import (
     Support,
     bounds_from,
     clip_parts,
     clip_to_bounds,
     part_bounds_doc,
-    part_bounds_from,
     support_from,
 )
-from nimo.model.validate import calibration_from, field_of, kind_from, predictors_from
+from nimo.model.validate import (
+    calibration_from,
+    field_of,
+    kind_from,
+    optional_fields,
+    predictors_from,
+)
 
 FORMAT = "nimo-cost-model"
 # 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds);
-# 5: a predictor's noise relative to its prediction (FittedPredictor.variance)
-VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION = 1, 2, 3, 4, 5
+# 5: a predictor's noise relative to its prediction (FittedPredictor.variance); 6: T held
+# near the runs an assignment has more or less of (nimo.model.monotone)
+VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
+VERSION = 6
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
 # calibration methods -> the runs their residuals come from (as `nimo predict` names them)
@@ -102,6 +110,7 @@ class CostModel:
     residual: ResidualField | None = None
     gp: LogTProcess | None = None  # blended in (nimo.planner.blend): T^(1-w c) G^(w c)
     gp_weight: float = 0.0
+    monotone: MonotoneBound | None = None  # over the support's runs (predictors.monotone)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -198,7 +207,10 @@ class CostModel:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
         p = self.predict_targets(X)
         T = p["T"] if self.kind == "direct" else p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
-        return clip_to_bounds(self._corrected(X, T)[0], self.bounds)
+        return self._held(X, clip_to_bounds(self._corrected(X, T)[0], self.bounds))
+
+    def _held(self, X: np.ndarray, T: np.ndarray) -> np.ndarray:
+        return T if self.monotone is None else self.monotone.hold(self._matrix(X), T)
 
     def _corrected(self, X: np.ndarray, parametric: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray | float]:
@@ -262,9 +274,11 @@ class CostModel:
         widen, far = self._widening(x)
         if self.bounds is not None:
             mean = float(clip_to_bounds(m, self.bounds)[0])
+        held = float(self._held(x, np.array([mean]))[0])  # the interval moves with the mean
         if not math.isfinite(var) or var < 0:
-            return Prediction(mean, math.nan, math.nan, math.nan, far)
-        std = math.sqrt(var) * widen
+            return Prediction(held, math.nan, math.nan, math.nan, far)
+        std = math.sqrt(var) * widen * (held / mean if held != mean else 1.0)
+        mean = held
         q = self.interval_multiplier(level, dof)
         lo, hi = mean - q * std, mean + q * std
         if self.bounds is not None:  # both ends held where the mean is: a T the model rules out
@@ -295,7 +309,8 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION if any(p.variance == RELATIVE for p in self.predictors.values())
+            "version": VERSION if self.monotone is not None else VERSION_RELATIVE if any(
+                p.variance == RELATIVE for p in self.predictors.values())
             else VERSION_PARTS if self.part_bounds else VERSION_GP if self.gp is not None else (
                 VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
             "kind": self.kind,
@@ -311,6 +326,7 @@ class CostModel:
             **({"residual": self.residual.to_dict()} if self.residual is not None else {}),
             **({"gp": {**self.gp.to_dict(), "weight": self.gp_weight}}
                if self.gp is not None else {}),
+            **({"monotone": self.monotone.to_dict()} if self.monotone is not None else {}),
         }
 
     @classmethod
@@ -339,21 +355,6 @@ class CostModel:
         except (TypeError, ValueError):
             raise ModelError("corrupt cost model: field 'reference' has a non-number") from None
         support = support_from(d.get("support"), names)
-        levels = [a.get("levels", ()) for a in attrs]
-        try:
-            residual = residual_from(d.get("residual"), levels, support)
-        except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
-            raise ModelError(f"corrupt cost model: bad field 'residual' ({e})") from None
-        try:
-            gp, weight = process_from(d.get("gp"), levels, support)
-            if gp is not None and "bounds" not in d:
-                raise ValueError("'gp' needs 'bounds'")
-        except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
-            raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
-        try:
-            parts = part_bounds_from(d.get("part_bounds"), KINDS[kind])
-        except (TypeError, ValueError) as e:
-            raise ModelError(f"corrupt cost model: bad field 'part_bounds' ({e})") from None
         return cls(
             attributes=[dict(a) for a in attrs],
             reference=reference,
@@ -363,11 +364,8 @@ class CostModel:
             created_at=str(d.get("created_at") or ""),
             calibration=calibration_from(d.get("calibration")),
             bounds=bounds_from(d.get("bounds")),
-            part_bounds=parts,
             support=support,
-            residual=residual,
-            gp=gp,
-            gp_weight=weight,
+            **optional_fields(d, KINDS[kind], attrs, support),
         )
 
     def to_json(self) -> str:

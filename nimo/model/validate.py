@@ -9,7 +9,11 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import ModelError
+from nimo.model.gp import process_from
+from nimo.model.monotone import monotone_from
 from nimo.model.predictor import FittedPredictor
+from nimo.model.residual import residual_from
+from nimo.model.support import part_bounds_from
 
 
 def field_of(d: Mapping[str, Any], key: str, where: str = "cost model") -> Any:
@@ -60,3 +64,31 @@ def _check(target: str, key: str, values: np.ndarray, bad: np.ndarray, what: str
     index = "".join(f"[{i}]" for i in at)
     raise ModelError(f"corrupt cost model: bad field 'predictors.{target}.{key}' ({what} "
                      f"{key}{index} = {float(values[at])}; {valid})")
+
+
+def optional_fields(d: Mapping[str, Any], targets: Sequence[str],
+                    attrs: Sequence[Mapping[str, Any]], support: list[list[float]] | None
+                    ) -> dict[str, Any]:
+    """The optional fields over the support, as ``CostModel`` keywords: ``residual``,
+    ``gp`` with ``gp_weight``, ``part_bounds`` and ``monotone``."""
+    levels = [a.get("levels", ()) for a in attrs]
+    out: dict[str, Any] = {}
+    try:
+        out["residual"] = residual_from(d.get("residual"), levels, support)
+    except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
+        raise ModelError(f"corrupt cost model: bad field 'residual' ({e})") from None
+    try:
+        out["gp"], out["gp_weight"] = process_from(d.get("gp"), levels, support)
+        if out["gp"] is not None and "bounds" not in d:
+            raise ValueError("'gp' needs 'bounds'")
+    except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as e:
+        raise ModelError(f"corrupt cost model: bad field 'gp' ({e})") from None
+    try:
+        out["part_bounds"] = part_bounds_from(d.get("part_bounds"), targets)
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"corrupt cost model: bad field 'part_bounds' ({e})") from None
+    try:
+        out["monotone"] = monotone_from(d.get("monotone"), support, attrs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelError(f"corrupt cost model: bad field 'monotone' ({e})") from None
+    return out

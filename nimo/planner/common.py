@@ -13,6 +13,7 @@ from nimo.planner.base import Planner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.planner.ledger import RunLedger
+from nimo.planner.prospective import prospective_error_pct
 from nimo.planner.strategies.stop import Progress, StopRules, unreached
 from nimo.predictors import PredictorOptions
 from nimo.records import IterationRecord, RunOutcome, RunRequest, Sample
@@ -114,7 +115,7 @@ class BasePlanner(Planner):
 
     def _note_prospective(self, sample: Sample) -> None:
         """Before a training sample is learned: how far off the current fit predicts it."""
-        err = self.learner.prospective_error_pct(sample)
+        err = prospective_error_pct(self.learner, sample)
         if err is not None:
             self.prospective_errors.append(err)
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+import numpy as np
 
 from nimo.model import CostModel, attributes_as_dicts
 from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
+from nimo.model.monotone import MonotoneBound, monotone_bound, signs_of
 from nimo.planner.targets import TARGET_OF
 
 if TYPE_CHECKING:
@@ -31,8 +35,30 @@ def delivered_model(learner: Learner, training: Mapping[str, object] | None = No
         residual=learner.residual_field(),
         gp=learner.gp_process(),
         gp_weight=learner.blend_weight,
+        monotone=monotone_of(learner),
     )
     return model.calibrated(calibration(learner, model))
+
+
+_MONOTONE: WeakKeyDictionary[Learner, tuple[int, MonotoneBound | None]] = WeakKeyDictionary()
+
+
+def monotone_of(learner: Learner) -> MonotoneBound | None:
+    """The delivered model's hold near its runs (``predictors.monotone``; None when off,
+    unbounded or where the runs break it), computed once per run count."""
+    if not (learner.options.monotone and learner.bounded and learner.n):
+        return None
+    cached = _MONOTONE.get(learner)
+    if cached is None or cached[0] != learner.n:
+        signs = signs_of(attributes_as_dicts(learner.space.attributes))
+        cached = _MONOTONE[learner] = (learner.n, monotone_bound(learner.X, learner.T(), signs))
+    return cached[1]
+
+
+def held_near_runs(learner: Learner, X: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """The delivered T at rows X held near the runs (:func:`monotone_of`)."""
+    bound = monotone_of(learner)
+    return T if bound is None else bound.hold(X, T)
 
 
 def calibration(learner: Learner, model: CostModel) -> dict[str, object]:

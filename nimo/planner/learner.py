@@ -28,8 +28,8 @@ from nimo.planner.crossval import (
     fold_ids,
     still_fresh,
 )
-from nimo.planner.delivered import delivered_model
-from nimo.planner.prospective import Probation, prospective_error_pct
+from nimo.planner.delivered import delivered_model, held_near_runs
+from nimo.planner.prospective import Probation
 from nimo.planner.sticky import by_share, kept_or_fresh
 from nimo.planner.targets import ALL_ROWS, PREDICTOR_NAMES, TARGET_OF, share_scale
 from nimo.predictors import PredictorOptions, fit_predictor
@@ -137,15 +137,11 @@ class Learner:
                              lambda form: self.fit_on(p, X, y, self.options, structure=form),
                              by_share(X, y, scale))
 
-    def prospective_error_pct(self, sample: Sample) -> float | None:
-        """How far off (%, at most 100) the fit predicts a run it has not seen; None unfitted
-        (:func:`nimo.planner.prospective.prospective_error_pct`)."""
-        return prospective_error_pct(self, sample)
-
     def predicted_T(self, X: np.ndarray, fits: np.ndarray | None = None) -> np.ndarray:
         """``model().predict_many(X)`` without building the model and its calibration
         (``fits``: other fits' parametric T at X, a row each, corrected and blended alike)."""
-        return clip_to_bounds(self.raw_T(X, fits=fits), self.delivered_bounds())
+        return held_near_runs(self, X, clip_to_bounds(self.raw_T(X, fits=fits),
+                                                      self.delivered_bounds()))
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":

@@ -88,6 +88,9 @@ class PredictorOptions:
     # an identity response fitted (and its terms selected) by least squares weighted by
     # 1/y^2, each run's relative error, as the selection judges it; its noise relative
     weighted: bool = False
+    # the delivered T held within 1.5x of the runs an assignment has more or less of in
+    # every attribute, while the runs agree (nimo.model.monotone); needs ``bounded``
+    monotone: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -126,7 +129,7 @@ class PredictorOptions:
         if self.gp_probation and not self.gp_min_runs:
             raise ConfigError("predictors.gp_probation needs predictors.gp_min_runs above 0",
                               hint="the probation judges blends the run count lets in")
-        for key in ("residual", "gp"):
+        for key in ("residual", "gp", "monotone"):
             if getattr(self, key) and not self.bounded:
                 raise ConfigError(f"predictors.{key} needs predictors.bounded: true",
                                   hint="the correction lives on the bounded model's support")
@@ -164,7 +167,7 @@ class PredictorOptions:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead", "relative_noise", "weighted"):
+                    "sticky_share", "lookahead", "relative_noise", "weighted", "monotone"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -175,7 +178,7 @@ class PredictorOptions:
         # echoed only when set (older designs read the same)
         for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "gp_probation", "sticky",
                     "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
-                    "weighted"):
+                    "weighted", "monotone"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -9,6 +9,7 @@ import pytest
 
 from nimo.errors import ConfigError
 from nimo.planner.learner import Learner
+from nimo.planner.prospective import prospective_error_pct
 from nimo.predictors import PredictorOptions
 from nimo.records import Sample
 from nimo.space import Attribute, ResourceSpace
@@ -34,7 +35,7 @@ def tell(fitted: Learner, row: np.ndarray, note: bool = True) -> None:
     sample = Sample(assignment={"mem": float(row[0]), "cpu": float(row[1])},
                     T=float(smooth_knee(row[None, :])[0]))
     if note:
-        assert fitted.prospective_error_pct(sample) is not None
+        assert prospective_error_pct(fitted, sample) is not None
     fitted.add(sample)
 
 
