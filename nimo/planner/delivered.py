@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-import numpy as np
-
 from nimo.model import CostModel, attributes_as_dicts
 from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.monotone import MonotoneBound, monotone_bound, signs_of
@@ -45,7 +43,9 @@ _MONOTONE: WeakKeyDictionary[Learner, tuple[int, MonotoneBound | None]] = WeakKe
 
 def monotone_of(learner: Learner) -> MonotoneBound | None:
     """The delivered model's hold near its runs (``predictors.monotone``; None when off,
-    unbounded or where the runs break it), computed once per run count."""
+    unbounded or where the runs break it), computed once per run count. Only the model a
+    campaign hands over is held: the planner's picks, committee and stop read the model
+    before the hold, so the option changes no run."""
     if not (learner.options.monotone and learner.bounded and learner.n):
         return None
     cached = _MONOTONE.get(learner)
@@ -53,12 +53,6 @@ def monotone_of(learner: Learner) -> MonotoneBound | None:
         signs = signs_of(attributes_as_dicts(learner.space.attributes))
         cached = _MONOTONE[learner] = (learner.n, monotone_bound(learner.X, learner.T(), signs))
     return cached[1]
-
-
-def held_near_runs(learner: Learner, X: np.ndarray, T: np.ndarray) -> np.ndarray:
-    """The delivered T at rows X held near the runs (:func:`monotone_of`)."""
-    bound = monotone_of(learner)
-    return T if bound is None else bound.hold(X, T)
 
 
 def calibration(learner: Learner, model: CostModel) -> dict[str, object]:

@@ -28,7 +28,7 @@ from nimo.planner.crossval import (
     fold_ids,
     still_fresh,
 )
-from nimo.planner.delivered import delivered_model, held_near_runs
+from nimo.planner.delivered import delivered_model
 from nimo.planner.prospective import Probation
 from nimo.planner.sticky import by_share, kept_or_fresh
 from nimo.planner.targets import ALL_ROWS, PREDICTOR_NAMES, TARGET_OF, share_scale
@@ -138,10 +138,10 @@ class Learner:
                              by_share(X, y, scale))
 
     def predicted_T(self, X: np.ndarray, fits: np.ndarray | None = None) -> np.ndarray:
-        """``model().predict_many(X)`` without building the model and its calibration
-        (``fits``: other fits' parametric T at X, a row each, corrected and blended alike)."""
-        return held_near_runs(self, X, clip_to_bounds(self.raw_T(X, fits=fits),
-                                                      self.delivered_bounds()))
+        """``model().predict_many(X)`` without building the model and its calibration, and
+        before its monotone hold (``predictors.monotone`` holds the delivered model only);
+        ``fits``: other fits' parametric T at X, a row each, corrected and blended alike."""
+        return clip_to_bounds(self.raw_T(X, fits=fits), self.delivered_bounds())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.kind == "direct":

@@ -44,15 +44,13 @@ def prospective_error_pct(learner: Learner, sample: Sample) -> float | None:
     x = np.asarray([learner.space.from_dict(sample.assignment)], float)
     if learner.options.gp_probation and learner.blend.chosen:
         _note_probation(learner, x, sample.T)
-    return run_error_pct(learner.raw_T(x), sample.T, learner.delivered_bounds(),
-                         learner.predicted_T(x))
+    return run_error_pct(learner.raw_T(x), sample.T, learner.delivered_bounds())
 
 
-def run_error_pct(raw: np.ndarray, T: float, bounds: tuple[float, float] | None,
-                  held: np.ndarray | None = None) -> float:
-    """The error (%, at most 100) of the first of ``raw`` predicted T (held in ``bounds``,
-    or as ``held`` gives it) against ``T``; the cap where there is no prediction."""
-    predicted = float((clip_to_bounds(raw, bounds) if held is None else held)[0])
+def run_error_pct(raw: np.ndarray, T: float, bounds: tuple[float, float] | None) -> float:
+    """The error (%, at most 100) of the first of ``raw`` predicted T (held in ``bounds``)
+    against ``T``; the cap where there is no prediction."""
+    predicted = float(clip_to_bounds(raw, bounds)[0])
     if np.isnan(raw[0]) or not np.isfinite(predicted):
         return RUN_ERROR_CAP_PCT
     return min(abs(predicted - T) / T * 100, RUN_ERROR_CAP_PCT)

@@ -88,8 +88,9 @@ class PredictorOptions:
     # an identity response fitted (and its terms selected) by least squares weighted by
     # 1/y^2, each run's relative error, as the selection judges it; its noise relative
     weighted: bool = False
-    # the delivered T held within 1.5x of the runs an assignment has more or less of in
-    # every attribute, while the runs agree (nimo.model.monotone); needs ``bounded``
+    # the delivered model's T held within 1.5x of the runs an assignment has more or less
+    # of in every attribute, while the runs agree (nimo.model.monotone; the planner's own
+    # picks and stop read the model before the hold: no run changes); needs ``bounded``
     monotone: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before

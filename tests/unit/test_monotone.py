@@ -113,12 +113,15 @@ def _learner(monotone: bool, bounded: bool = True) -> Learner:
     return learner
 
 
-def test_a_learner_with_the_option_delivers_the_held_model_it_predicts_with() -> None:
+def test_a_learner_with_the_option_delivers_its_model_held_near_its_runs() -> None:
     learner = _learner(monotone=True)
     X = np.asarray(learner.space.candidates, float)
     model = learner.model()
     assert model.monotone is not None and model.to_dict()["version"] == 6
-    np.testing.assert_allclose(learner.predicted_T(X), model.predict_many(X), rtol=1e-12)
+    np.testing.assert_array_equal(model.monotone.runs, learner.X)
+    np.testing.assert_array_equal(model.monotone.T, learner.T())
+    held = model.monotone.hold(X, learner.predicted_T(X))  # the planner reads it unheld
+    np.testing.assert_allclose(model.predict_many(X), held, rtol=1e-12)
     assert _learner(monotone=False).model().monotone is None
 
 
