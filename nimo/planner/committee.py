@@ -116,6 +116,18 @@ def spread_pct(learner: Learner, excess: bool = False,
     return float(np.median(kept)) if kept else 0.0
 
 
+def gap_pct(learner: Learner, row: np.ndarray) -> float:
+    """How far the plausible members' T lies from the model's at one candidate (``row``, a
+    1-row array): the median member's relative difference, capped like ``spread_pct``'s, in
+    percent; 0 without a plausible member."""
+    preds = learner.committee(row, plausible_only=True)[:, 0]
+    model, cap = preds[0], RUN_ERROR_CAP_PCT / 100.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = [min(abs(m / model - 1.0), cap) for m in preds[1:]]
+    kept = [g for g in gaps if np.isfinite(g)]
+    return float(np.median(kept)) * 100.0 if kept else 0.0
+
+
 def fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Points of leverage 1 have no LOO prediction; predict them by the mean of the others."""
     bad = ~np.isfinite(loo)

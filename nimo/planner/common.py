@@ -113,11 +113,12 @@ class BasePlanner(Planner):
             return self._stop(spent)
         return None
 
-    def _note_prospective(self, sample: Sample) -> None:
+    def _note_prospective(self, sample: Sample) -> float | None:
         """Before a training sample is learned: how far off the current fit predicts it."""
         err = prospective_error_pct(self.learner, sample)
         if err is not None:
             self.prospective_errors.append(err)
+        return err
 
     # -- scoring and stopping ------------------------------------------------------------
     def _score(self, total: float | None, per: dict[str, float | None]) -> None:
