@@ -6,6 +6,9 @@
 # run times are what is measured.
 #
 #   bash benchmarks/lab_holdout_campaigns.sh [SEEDS...]      (default: 1 2 3 4 5)
+#
+# NIMO_LAB_ERROR=NAME runs the campaigns with that internal error (e.g. cv_spread_checked)
+# instead of recommended's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nimo=${NIMO:-.venv/bin/nimo}
@@ -21,6 +24,9 @@ name: recommended-30
 description: recommended capped at 30 runs (the README's live lab campaigns)
 stop: {max_runs: 30}
 EOF
+if [ -n "${NIMO_LAB_ERROR:-}" ]; then
+  printf 'error: "%s"\n' "$NIMO_LAB_ERROR" >> "$work/design.yaml"
+fi
 status=0
 for seed in "${seeds[@]}"; do
   "$nimo" lab up --dir "$lab" >/dev/null

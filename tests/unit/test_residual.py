@@ -128,11 +128,12 @@ def test_a_design_with_the_correction_needs_the_cross_validated_error() -> None:
     base = {"predictors": {"bounded": True, "residual": True}}
     assert parse_design({**base, "error": "cv"}).predictors["residual"] is True
     for error in ("cv_corrected", "cv_form", "cv_fixed", "cv_spread", "cv_excess",
-                  "cv_spread_blended"):
+                  "cv_spread_blended", "cv_spread_checked"):
         assert parse_design({**base, "error": error}).predictors["residual"] is True
     with pytest.raises(ConfigError, match=r"d.yaml: predictors.residual: needs a cross-valida"
                        r"ted error, one of cv, cv_corrected, cv_form, cv_fixed, cv_spread, "
-                       r"cv_excess, cv_spread_blended \(the design has error: loo\)"):
+                       r"cv_excess, cv_spread_blended, cv_spread_checked \(the design has error: "
+                       r"loo\)"):
         parse_design({**base, "error": "loo"}, "d.yaml")
     assert parse_design({"predictors": {"bounded": True}, "error": "loo"}).error == "loo"
 
