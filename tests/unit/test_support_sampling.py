@@ -100,13 +100,13 @@ def test_support_cost1_differs_from_recommended_only_by_a_stronger_cost_preferen
     same = ("name", "description", "cost_exponent")
     # recommended later took predictors.physical (the two-point prior), stop.confirm_runs and
     # predictors.residual, .sticky (.sticky_share), .gp (.gp_min_share, .gp_min_runs,
-    # .gp_probation) and .relative_noise, and error: cv_form (then cv_spread); support-cost1
-    # was measured without them and keeps its own
+    # .gp_probation) and .relative_noise, and error: cv_form (then cv_spread, then
+    # cv_spread_checked); support-cost1 was measured without them and keeps its own
     later = ("physical", "physical_ties", "residual", "sticky", "sticky_share", "gp",
              "gp_min_share", "gp_min_runs", "gp_probation", "relative_noise")
     rec["predictors"] = {k: v for k, v in rec["predictors"].items() if k not in later}
     rec["stop"] = {k: v for k, v in rec["stop"].items() if k != "confirm_runs"}
-    assert (rec["error"], cost1["error"]) == ("cv_spread", "cv")
+    assert (rec["error"], cost1["error"]) == ("cv_spread_checked", "cv")
     rec["error"] = "cv"
     assert rec["sampling"] == "support+edges+variance" and cost1["sampling"] == "support"
     rec["sampling"] = "support"  # later the edge runs and the variance picks
