@@ -187,8 +187,7 @@ class NimoPlanner(BasePlanner):
                     ) -> IterationRecord:
         if sample is not None:
             if self.phase == "train":
-                err = self._note_prospective(sample)
-                self.strategies.error.note_run(self.learner, sample, err)
+                self._note_prospective(sample, self.strategies.error)
             self.learner.add(sample)
             if req.predictor and req.predictor.startswith(SCREEN_PREFIX):
                 self.probes[req.predictor.removeprefix(SCREEN_PREFIX)] = sample

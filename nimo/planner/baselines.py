@@ -54,7 +54,7 @@ class RandomPlanner(BasePlanner):
         req, _, sample = self.ledger.accept(outcome)
         if sample is not None:
             if req.purpose == "train":
-                self.error.note_run(self.learner, sample, self._note_prospective(sample))
+                self._note_prospective(sample, self.error)
             self.learner.add(sample)
             if req.purpose == "reference":
                 self.learner.set_reference_sample(sample)

@@ -104,13 +104,12 @@ def spread_pct(learner: Learner, excess: bool = False,
     rows = rows[[tuple(r) not in measured for r in np.round(rows, 9)]] if len(rows) else rows
     if not len(rows):
         return None
-    preds, cap = learner.committee(rows, plausible_only=True), RUN_ERROR_CAP_PCT / 100.0
+    preds = learner.committee(rows, plausible_only=True)
     model, members = preds[0], preds[1:]
     if like_model and len(members):
         members = learner.predicted_T(rows, fits=members)
     own = (learner.committee_errors() if excess else [0.0] * len(members))
-    gaps = [float(np.mean(np.minimum(np.abs(m / model - 1.0), cap))) * 100.0
-            for m in members]
+    gaps = [float(np.mean(relative_gaps(m, model))) * 100.0 for m in members]
     kept = [np.sqrt(max(g * g - e * e, 0.0))
             for g, e, m in zip(gaps, own, members, strict=True) if np.isfinite(m).all()]
     return float(np.median(kept)) if kept else 0.0
@@ -121,11 +120,16 @@ def gap_pct(learner: Learner, row: np.ndarray) -> float:
     1-row array): the median member's relative difference, capped like ``spread_pct``'s, in
     percent; 0 without a plausible member."""
     preds = learner.committee(row, plausible_only=True)[:, 0]
-    model, cap = preds[0], RUN_ERROR_CAP_PCT / 100.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        gaps = [min(abs(m / model - 1.0), cap) for m in preds[1:]]
-    kept = [g for g in gaps if np.isfinite(g)]
-    return float(np.median(kept)) * 100.0 if kept else 0.0
+        gaps = relative_gaps(preds[1:], preds[0])
+    kept = gaps[np.isfinite(gaps)]
+    return float(np.median(kept)) * 100.0 if len(kept) else 0.0
+
+
+def relative_gaps(members: np.ndarray, model: np.ndarray | float) -> np.ndarray:
+    """``|member / model - 1|``, each at most ``RUN_ERROR_CAP_PCT`` (as a fraction): how far
+    alternative predictions lie from the model's, counted as a run's fold error is."""
+    return np.minimum(np.abs(members / model - 1.0), RUN_ERROR_CAP_PCT / 100.0)
 
 
 def fill_nan(loo: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from nimo.space import Assignment, ResourceSpace
 
 if TYPE_CHECKING:
     from nimo.model import CostModel
+    from nimo.planner.strategies.error import ErrorEstimate
 
 
 class BasePlanner(Planner):
@@ -113,12 +114,13 @@ class BasePlanner(Planner):
             return self._stop(spent)
         return None
 
-    def _note_prospective(self, sample: Sample) -> float | None:
-        """Before a training sample is learned: how far off the current fit predicts it."""
+    def _note_prospective(self, sample: Sample, estimate: ErrorEstimate) -> None:
+        """Before a training sample is learned: how far off the current fit predicts it,
+        kept for the stop rule and told to the error ``estimate`` (``note_run``)."""
         err = prospective_error_pct(self.learner, sample)
         if err is not None:
             self.prospective_errors.append(err)
-        return err
+        estimate.note_run(self.learner, sample, err)
 
     # -- scoring and stopping ------------------------------------------------------------
     def _score(self, total: float | None, per: dict[str, float | None]) -> None:
