@@ -68,6 +68,22 @@ def test_io_bound_run_is_network_dominated(lab, tmp_path, compute, storage, asse
     assert_clean(storage)
 
 
+def test_a_delayed_link_carries_its_rate_from_the_first_byte(lab, tmp_path, compute, storage,
+                                                              assert_clean):
+    """The link is emulated before the mount connects: a connection opened on the bare link
+    kept its microsecond RTT (BBR's minimum, 10 s) and read at half the rate or less."""
+    with open_runner(lab_inventory(lab, tmp_path, "checksum", 16)) as runner:
+        a = {"cpu_share": 0.25, "memory_mb": 256, "delay_ms": 10, "rate_mbit": 50}
+        out = runner.run(RunRequest(3, a, "train"))
+    assert out.status is RunStatus.DONE, out.reason
+    s = out.sample
+    mbit = s.meta["app_output"]["bytes_in"] * 8 / 1e6 / s.T
+    print(f"16 MB over 10 ms and 50 Mbit/s: T {s.T:.2f} s, {mbit:.1f} Mbit/s")
+    assert 0.7 * 50 < mbit < 50
+    assert_clean(compute)
+    assert_clean(storage)
+
+
 def test_profile_is_cached_per_assignment(compress_runner):
     a = {"cpu_share": 1.0, "memory_mb": 256, "delay_ms": 0, "rate_mbit": 400}
     first = compress_runner.run(RunRequest(3, a, "train"))
