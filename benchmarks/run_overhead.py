@@ -6,7 +6,7 @@ Without ``--dir`` a temporary lab is built (prefix ``nimb-``, subnet 10.79; remo
 end); with ``--dir`` the lab made by ``nimo lab up --dir DIR`` is used. Runs G ``--runs`` times
 on one assignment: the first run also measures the resource profile (cached afterwards).
 Prints, per run, T (the application's own time) and the overhead = cost - T split into
-set-up (mount + network + cgroup, in parallel), monitors start, monitors stop, the wait for
+set-up (network then mount, beside the cgroup), monitors start, monitors stop, the wait for
 the collection (sadf/tshark analysis overlapping the teardown) and teardown.
 Target: overhead < 1 s per run (profile excluded; it is paid once per assignment).
 """

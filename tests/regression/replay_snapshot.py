@@ -6,6 +6,9 @@ learning behaviour unchanged (same runs in the same order, same figures to 1e-9)
     python tests/regression/replay_snapshot.py record [--presets a,b] [--seeds 1,2,3]
     python tests/regression/replay_snapshot.py check  [--presets a,b] [--seeds 1,2,3]
 
+``--datasets lab/checksum,...`` limits either to those shipped datasets (a re-recorded
+dataset's cases are recorded again alone).
+
 Each case runs the real CLI (``workbench.cli.main``) in a worker process; a case that exits
 with a user error is recorded as its exit code and one-line message.
 
@@ -174,8 +177,21 @@ def save_snapshot(cases: dict[str, dict[str, Any]], path: Path | None = None) ->
         f.write(text)
 
 
-def keys_for(presets: Sequence[str], seeds: Sequence[int]) -> list[str]:
-    return [case_key(p, d, s) for p in presets for d in DATASETS for s in seeds]
+def keys_for(presets: Sequence[str], seeds: Sequence[int],
+             datasets: Sequence[str] = DATASETS) -> list[str]:
+    return [case_key(p, d, s) for p in presets for d in datasets for s in seeds]
+
+
+def pick_datasets(names: str | None) -> list[str]:
+    """The shipped datasets named (``lab/checksum`` or its path), every one without names."""
+    if not names:
+        return list(DATASETS)
+    wanted = [n.strip().removeprefix("datasets/").removesuffix(".csv") for n in names.split(",")]
+    unknown = [n for n in wanted if f"datasets/{n}.csv" not in DATASETS]
+    if unknown:
+        valid = ", ".join(d.removeprefix("datasets/").removesuffix(".csv") for d in DATASETS)
+        raise SystemExit(f"--datasets: unknown {', '.join(unknown)}; valid: {valid}")
+    return [f"datasets/{n}.csv" for n in wanted]
 
 
 def check(keys: Sequence[str], workers: int = 2, tolerance: float = TOLERANCE
@@ -194,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("action", choices=("record", "check"))
     p.add_argument("--presets", help="comma-separated (default: every preset)")
     p.add_argument("--seeds", default=",".join(map(str, SEEDS)))
+    p.add_argument("--datasets", help="comma-separated, e.g. lab/checksum (default: all)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=TOLERANCE,
                    help="check: relative tolerance of the figures (default %(default)g)")
@@ -201,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="record: this BLAS kernel's own snapshot, not the common one")
     args = p.parse_args(argv)
     presets = args.presets.split(",") if args.presets else all_presets()
-    keys = keys_for(presets, [int(s) for s in args.seeds.split(",")])
+    keys = keys_for(presets, [int(s) for s in args.seeds.split(",")],
+                    pick_datasets(args.datasets))
     if args.action == "record":
         cases = run_cases(keys, args.workers)
         path = kernel_path() if args.per_kernel else COMMON

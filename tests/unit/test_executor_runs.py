@@ -11,6 +11,7 @@ import yaml
 from nimo.records import RunRequest, RunStatus
 from nimo.runner import Runner
 from workbench.emulation.cgroups import ENTER_SCRIPT
+from workbench.emulation.datapath import QDISC_HANDLE
 from workbench.errors import CommandTimeout, HostError
 from workbench.executor import SSHRunner, open_runner
 from workbench.executor.stops import FailureBudgetExceeded
@@ -192,3 +193,30 @@ def test_run_many_uses_every_lane_and_the_stop_policy_stops_the_campaign(tmp_pat
         assert runner.stopped_because.endswith("(policies.on_failure: stop)")
         with pytest.raises(FailureBudgetExceeded):  # and no later batch starts either
             runner.run(RunRequest(6, A, "train"))
+
+
+def test_the_link_is_emulated_before_the_mount_connects(tmp_path):
+    """A mount connected on the bare link keeps what its TCP measured there (BBR's minimum
+    RTT for 10 s): the tbf is in place on both ends before sshfs runs."""
+    lab = Lab()
+    tbf = json.dumps([{"kind": "tbf", "handle": QDISC_HANDLE, "root": True,
+                       "options": {"rate": 100e6 / 8}}])
+    for name in ("c1", "s1"):
+        host, shaped = lab.host(name), set()
+        host.on(lambda a: a[:3] == ("tc", "qdisc", "replace"),
+                call=lambda a, shaped=shaped: shaped.add(a[4]) or "")
+        host.on(lambda a: a[:3] == ("tc", "qdisc", "del"),
+                call=lambda a, shaped=shaped: shaped.discard(a[4]) or "")
+        host.on(lambda a: a[:4] == ("tc", "-j", "qdisc", "show"),
+                call=lambda a, shaped=shaped: tbf if a[5] in shaped else "[]")
+    knobs = [{"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 1.0]},
+             {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100]}]
+    with runner_on(tmp_path, lab, knobs=knobs) as runner:
+        out = runner.run(RunRequest(1, {"cpu_share": 0.5, "rate_mbit": 100.0}, "train"))
+    assert out.status is RunStatus.DONE, out.reason
+    c1, s1 = lab.hosts["c1"], lab.hosts["s1"]
+    shaped = [c.commands.index(c.ran(lambda a: a[:3] == ("tc", "qdisc", "replace"))[0])
+              for c in (c1, s1)]
+    mounted = c1.commands.index(c1.ran(lambda a: a[0] == "sshfs")[0])
+    assert shaped[0] < mounted
+    assert shaped[1] >= 0  # the storage end too (its own host: no order with c1's mount)
