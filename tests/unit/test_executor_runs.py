@@ -215,8 +215,7 @@ def test_the_link_is_emulated_before_the_mount_connects(tmp_path):
         out = runner.run(RunRequest(1, {"cpu_share": 0.5, "rate_mbit": 100.0}, "train"))
     assert out.status is RunStatus.DONE, out.reason
     c1, s1 = lab.hosts["c1"], lab.hosts["s1"]
-    shaped = [c.commands.index(c.ran(lambda a: a[:3] == ("tc", "qdisc", "replace"))[0])
-              for c in (c1, s1)]
-    mounted = c1.commands.index(c1.ran(lambda a: a[0] == "sshfs")[0])
-    assert shaped[0] < mounted
-    assert shaped[1] >= 0  # the storage end too (its own host: no order with c1's mount)
+    tbf_set = [c.ran(lambda a: a[:3] == ("tc", "qdisc", "replace")) for c in (c1, s1)]
+    assert [len(t) for t in tbf_set] == [1, 1]  # both ends of the link
+    (mount,) = c1.ran(lambda a: a[0] == "sshfs")
+    assert c1.commands.index(tbf_set[0][0]) < c1.commands.index(mount)
