@@ -195,9 +195,13 @@ def test_run_many_uses_every_lane_and_the_stop_policy_stops_the_campaign(tmp_pat
             runner.run(RunRequest(6, A, "train"))
 
 
-def test_the_link_is_emulated_before_the_mount_connects(tmp_path):
-    """A mount connected on the bare link keeps what its TCP measured there (BBR's minimum
-    RTT for 10 s): the tbf is in place on both ends before sshfs runs."""
+SHAPED = {"cpu_share": 0.5, "rate_mbit": 100.0}
+SHAPED_KNOBS = [{"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 1.0]},
+                {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100]}]
+
+
+def shaping_lab() -> Lab:
+    """Fake hosts whose ``tc`` keeps a 100 Mbit/s tbf from its ``replace`` to its ``del``."""
     lab = Lab()
     tbf = json.dumps([{"kind": "tbf", "handle": QDISC_HANDLE, "root": True,
                        "options": {"rate": 100e6 / 8}}])
@@ -209,13 +213,32 @@ def test_the_link_is_emulated_before_the_mount_connects(tmp_path):
                 call=lambda a, shaped=shaped: shaped.discard(a[4]) or "")
         host.on(lambda a: a[:4] == ("tc", "-j", "qdisc", "show"),
                 call=lambda a, shaped=shaped: tbf if a[5] in shaped else "[]")
-    knobs = [{"name": "cpu_share", "kind": "cpu_share", "levels": [0.5, 1.0]},
-             {"name": "rate_mbit", "kind": "rate_mbit", "levels": [100]}]
-    with runner_on(tmp_path, lab, knobs=knobs) as runner:
-        out = runner.run(RunRequest(1, {"cpu_share": 0.5, "rate_mbit": 100.0}, "train"))
+    return lab
+
+
+def test_the_link_is_emulated_before_the_mount_connects(tmp_path):
+    """A mount connected on the bare link keeps what its TCP measured there (BBR's minimum
+    RTT for 10 s): the tbf is in place on both ends before sshfs runs."""
+    lab = shaping_lab()
+    with runner_on(tmp_path, lab, knobs=SHAPED_KNOBS) as runner:
+        out = runner.run(RunRequest(1, SHAPED, "train"))
     assert out.status is RunStatus.DONE, out.reason
     c1, s1 = lab.hosts["c1"], lab.hosts["s1"]
     tbf_set = [c.ran(lambda a: a[:3] == ("tc", "qdisc", "replace")) for c in (c1, s1)]
     assert [len(t) for t in tbf_set] == [1, 1]  # both ends of the link
     (mount,) = c1.ran(lambda a: a[0] == "sshfs")
     assert c1.commands.index(tbf_set[0][0]) < c1.commands.index(mount)
+
+
+@pytest.mark.parametrize(("failing", "phase"), [
+    (lambda a: a[:3] == ("tc", "qdisc", "replace"), "network"),
+    (lambda a: a[0] == "sshfs", "mount"),
+])
+def test_a_failed_set_up_step_is_named_in_the_reason(tmp_path, failing, phase):
+    lab = shaping_lab()
+    lab.host("c1").on(failing, exit_code=1, stderr="boom\n")
+    with runner_on(tmp_path, lab, knobs=SHAPED_KNOBS) as runner:
+        out = runner.run(RunRequest(1, SHAPED, "train"))
+    assert out.status is RunStatus.FAILED
+    assert f"({phase}: " in out.reason, out.reason  # cause first, then the step
+    assert not lab.hosts["c1"].mounts

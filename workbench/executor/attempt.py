@@ -180,22 +180,21 @@ class RunAttempt:
         10 ms), a race that made run times bimodal.
         """
         self.phase = "setup"
-        got = run_parallel({"link": lambda: self._network_then_mount(s_iface),
-                            "cgroup": self._cgroup})
+        link_step = ["network"]  # the link's step under way, for a failure's phase
+
+        def network_then_mount() -> tuple[NetworkRecord | None, MountRecord]:
+            network = self._network(s_iface)
+            link_step[0] = "mount"
+            return network, self._mount()
+
+        got = run_parallel({"link": network_then_mount, "cgroup": self._cgroup})
         failed = [(k, v) for k, v in got.items() if isinstance(v, BaseException)]
         if failed:
             step, error = failed[0]
-            if step == "cgroup":  # else the link's thread left its step ("network", "mount")
-                self.phase = step
+            self.phase = link_step[0] if step == "link" else step
             raise error
         network, mount = got["link"]  # type: ignore[misc]
         return mount, network, got["cgroup"]  # type: ignore[return-value]
-
-    def _network_then_mount(self, s_iface: str) -> tuple[NetworkRecord | None, MountRecord]:
-        self.phase = "network"
-        network = self._network(s_iface)
-        self.phase = "mount"
-        return network, self._mount()
 
     def _mount(self) -> MountRecord:
         try:
