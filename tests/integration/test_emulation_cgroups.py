@@ -10,13 +10,17 @@ from workbench.errors import EmulationError
 pytestmark = pytest.mark.lab
 
 # A fixed amount of CPU work (not time-based), ~1.5 s at full speed on the lab machine.
-SPIN = ["python3", "-c", "x = 0\nfor i in range(15_000_000):\n    x += i * i"]
+# It prints the CPU time its own process was charged (user + system, kept across the exec of
+# the cgroup's entry shell), the yardstick for what the cgroup reports.
+SPIN = ["python3", "-c", "import os\nx = 0\nfor i in range(15_000_000):\n    x += i * i\n"
+        "t = os.times()\nprint(t.user + t.system)"]
 
 
-def _timed(conn, spec: CgroupSpec, run_id: str) -> tuple[float, object]:
+def _timed(conn, spec: CgroupSpec, run_id: str) -> tuple[float, object, float]:
+    """(wall s, the cgroup's usage, the CPU s the process itself was charged)."""
     with cgroup_applied(conn, spec, run_id=run_id) as cg:
         res = conn.run(cg.prefix(SPIN), timeout=60)
-        return res.duration_s, cg.usage()
+        return res.duration_s, cg.usage(), float(res.stdout.split()[-1])
 
 
 def test_detects_cgroup_layout(compute):
@@ -36,22 +40,25 @@ def test_half_cpu_share_doubles_cpu_bound_time(compute, assert_clean):
     for i in range(5):
         fulls.append(_timed(compute, CgroupSpec(cpus=1.0, weight=10_000), f"full{i}"))
         halves.append(_timed(compute, CgroupSpec(cpus=0.5, weight=10_000), f"half{i}"))
-    slowdowns = sorted(wall / usage.cpu_s for wall, usage in halves)
+    slowdowns = sorted(wall / usage.cpu_s for wall, usage, _ in halves)
     slowdown = slowdowns[len(slowdowns) // 2]
-    wall_ratios = sorted(h / f for (f, _), (h, _) in zip(fulls, halves, strict=True))
-    print(f"CPU-bound: 100% wall {[round(w, 3) for w, _ in fulls]} s, cpu "
-          f"{[round(u.cpu_s, 3) for _, u in fulls]} s; 50% wall "
-          f"{[round(w, 3) for w, _ in halves]} s, cpu {[round(u.cpu_s, 3) for _, u in halves]} s;"
-          f" 50% wall / own CPU time {[round(r, 2) for r in slowdowns]} (median {slowdown:.2f});"
-          f" paired wall ratios {[round(r, 2) for r in wall_ratios]}")
+    print(f"CPU-bound: 100% wall {[round(w, 3) for w, _, _ in fulls]} s, cgroup cpu "
+          f"{[round(u.cpu_s, 3) for _, u, _ in fulls]} s, own cpu "
+          f"{[round(c, 3) for _, _, c in fulls]} s; 50% wall {[round(w, 3) for w, _, _ in halves]}"
+          f" s, cgroup cpu {[round(u.cpu_s, 3) for _, u, _ in halves]} s, own cpu "
+          f"{[round(c, 3) for _, _, c in halves]} s; 50% wall / cgroup CPU time "
+          f"{[round(r, 2) for r in slowdowns]} (median {slowdown:.2f})")
     assert 1.8 <= slowdown <= 2.2
-    assert all(usage.nr_throttled > 0 for _, usage in halves)
+    assert all(usage.nr_throttled > 0 for _, usage, _ in halves)
     # at 100% share the quota never binds: the run gets a whole CPU whenever it is runnable
-    assert all(usage.throttled_s < 0.05 * wall for wall, usage in fulls)
-    # CPU time measures the work, not the wall time: the same at either share
-    full_cpu = sorted(u.cpu_s for _, u in fulls)[2]
-    half_cpu = sorted(u.cpu_s for _, u in halves)[2]
-    assert half_cpu == pytest.approx(full_cpu, rel=0.35)
+    assert all(usage.throttled_s < 0.05 * wall for wall, usage, _ in fulls)
+    # The cgroup charges the process's CPU time (not its wall time, not the time it was
+    # throttled), run by run at either share. Checked against the CPU time the process itself
+    # was charged rather than across shares: CI once measured the same work at 2.05 s of CPU
+    # at 50% against 1.51 s at 100% (a core that idles half of each period runs its other half
+    # slower on a shared VM), a property of the machine, not of the accounting.
+    for _, usage, own_cpu_s in fulls + halves:
+        assert usage.cpu_s == pytest.approx(own_cpu_s, rel=0.1, abs=0.05)
     assert_clean(compute)
 
 
