@@ -180,18 +180,19 @@ class RunAttempt:
         10 ms), a race that made run times bimodal.
         """
         self.phase = "setup"
-        link_step = ["network"]  # the link's step under way, for a failure's phase
+        link_step = "network"  # the link's step under way, for a failure's phase
 
         def network_then_mount() -> tuple[NetworkRecord | None, MountRecord]:
+            nonlocal link_step
             network = self._network(s_iface)
-            link_step[0] = "mount"
+            link_step = "mount"
             return network, self._mount()
 
         got = run_parallel({"link": network_then_mount, "cgroup": self._cgroup})
         failed = [(k, v) for k, v in got.items() if isinstance(v, BaseException)]
         if failed:
             step, error = failed[0]
-            self.phase = link_step[0] if step == "link" else step
+            self.phase = link_step if step == "link" else step
             raise error
         network, mount = got["link"]  # type: ignore[misc]
         return mount, network, got["cgroup"]  # type: ignore[return-value]
