@@ -1,0 +1,148 @@
+"""The committee's mean as a delivered model: a probe (issue 9; nothing here changes a
+design).
+
+``recommended`` runs as usual on each case and seed; after every run an observer scores, on
+every assignment of the case not run yet (their mean T, as ``space.py``), the delivered model
+and three averages over it and the committee's plausible members
+(:meth:`nimo.planner.learner.Learner.committee`): their geometric mean, their median, and
+the geometric mean of the delivered model and that geometric mean. ``score`` prints, per
+predictor, the campaigns that reach 10% and keep it to their last run, the median run that
+takes, the median MAPE after 6-20 runs, and in how many campaigns an average reaches 10%
+earlier or later than the delivered model. Runs, not learning time: the budget of item 1 is
+not applied, and the planner still sees only its own model::
+
+    PYTHONPATH=. python -m benchmarks.learning.committee_probe run tuning --skip 780 --size 900 \\
+        --out /tmp/c.json
+    PYTHONPATH=. python -m benchmarks.learning.committee_probe score /tmp/c.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import tempfile
+from collections.abc import Sequence
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.learning.blend_probe import on_learner
+from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
+from benchmarks.learning.space import SpaceError, observing, whole_space
+from benchmarks.learning.suites import load_suite
+from nimo.metrics import mape_pct
+
+PREDICTORS = ("delivered", "committee geomean", "committee median", "delivered x geomean")
+MARKS = (6, 8, 10, 12, 15, 20)
+TARGET = 10.0
+_LATEST: dict[str, Any] = {}
+
+
+def _grab(learner: Any) -> None:
+    _LATEST["learner"] = learner
+
+
+class CommitteeScores(SpaceError):
+    """``SpaceError`` that also scores the committee's averages after every run."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rows: list[list[float] | None] = []
+
+    def iteration(self, outcome: Any, record: Any, model: Any) -> None:
+        super().iteration(outcome, record, model)
+        learner = _LATEST.get("learner")
+        rest = ~self.ran
+        if learner is None or model is None or learner.n < 3 or not rest.any():
+            self.rows.append(None)
+            return
+        self.rows.append(self._averages(learner, model, self.X[rest], self.T[rest]))
+
+    @staticmethod
+    def _averages(learner: Any, model: Any, X: np.ndarray, T: np.ndarray) -> list[float]:
+        members = learner.committee(X, plausible_only=True)
+        members = np.where(np.isfinite(members) & (members > 0), members, np.nan)
+        geo = np.exp(np.nanmean(np.log(members), axis=0))
+        delivered = model.predict_many(X)
+        return [mape_pct(T, p) for p in (delivered, geo, np.nanmedian(members, axis=0),
+                                         np.sqrt(delivered * geo))]
+
+
+def probe(case_seed: tuple[Any, int]) -> dict[str, Any]:
+    """One ``recommended`` campaign with the observer; its per-run MAPEs."""
+    from workbench.cli import main
+
+    on_learner("_committee_probe", _grab)
+    case, seed = case_seed
+    judge, external = sizes(case, None, None)
+    job = Job(case, "recommended", seed, judge, external)
+    with tempfile.TemporaryDirectory(prefix="nimo-committee-") as d:
+        train, judge_rows = split_case(job, Path(d))
+        X, T, repeats = whole_space(load_case(train, job), judge_rows, case.attributes)
+        scores = CommitteeScores(X, T, case.attributes, repeats)
+        with observing(scores), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            main(replay_argv(job, train, Path(d) / "run.json"))
+    return {"case": case.name, "seed": seed, "rows": scores.rows}
+
+
+def reach_run(values: Sequence[float | None]) -> float:
+    """The run from which every later MAPE is within the target (inf: never)."""
+    last_bad = max((i for i, v in enumerate(values) if v is None or v > TARGET), default=-1)
+    return float(last_bad + 2) if last_bad + 1 < len(values) else float("inf")
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(values)) if len(values) else float("nan")
+
+
+def score(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The printed comparison (see the module's docstring)."""
+    reach: dict[str, np.ndarray] = {}
+    lines = [f"{len(records)} campaigns; MAPE over every assignment not run yet",
+             f"{'predictor':22s} reach&keep  runs  " + "  ".join(f"@{k:<5d}" for k in MARKS)]
+    for j, name in enumerate(PREDICTORS):
+        series = [[r[j] if r else None for r in rec["rows"]] for rec in records]
+        reach[name] = np.array([reach_run(s) for s in series])
+        at = [_median([s[k - 1] for s in series if len(s) >= k and s[k - 1] is not None])
+              for k in MARKS]
+        lines.append(f"{name:22s} {int(np.isfinite(reach[name]).sum()):10d}  "
+                     f"{np.median(reach[name]):4.0f}  " + "  ".join(f"{v:6.1f}" for v in at))
+    base = reach[PREDICTORS[0]]
+    for name in PREDICTORS[1:]:
+        lines.append(f"{name}: reaches earlier than delivered in {int((reach[name] < base).sum())},"
+                     f" later in {int((reach[name] > base).sum())}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="committee_probe")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run")
+    run.add_argument("suite")
+    run.add_argument("--size", type=int, default=60)
+    run.add_argument("--skip", type=int, default=0)
+    run.add_argument("--seeds", default="1")
+    run.add_argument("--cache", type=Path, default=Path("/tmp/nimo-bench-cache"))
+    run.add_argument("--out", type=Path, required=True)
+    sc = sub.add_parser("score")
+    sc.add_argument("file", type=Path)
+    args = ap.parse_args(argv)
+    if args.cmd == "score":
+        print("\n".join(score(json.loads(args.file.read_text()))))
+        return 0
+    cases = load_suite(args.suite, args.cache, args.size)[args.skip:]
+    jobs = [(c, int(s)) for c in cases for s in args.seeds.split(",") if s]
+    with Pool(2) as pool:
+        records = pool.map(probe, jobs, chunksize=1)
+    args.out.write_text(json.dumps(records))
+    print("\n".join(score(records)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
