@@ -155,6 +155,10 @@ def unseen_sizes_mape(inv: Path, tmp_path: Path, url: str) -> None:
     sizes = sorted(o.request.assignment["dataset_mb"] for o in outcomes)
     print(f"exported model on {len(ape)} runs of unseen sizes {sizes}: MAPE "
           f"{np.mean(ape):.1f}% (per run {', '.join(f'{a:.0f}' for a in ape)}%)")
+    for o in outcomes:
+        a = o.request.assignment
+        print(f"  unseen cpu {a['cpu_share']} mem {a['memory_mb']} rate {a['rate_mbit']} size "
+              f"{a['dataset_mb']}: T {o.sample.T:6.2f}s predicted {model.predict(a):6.2f}s")
     assert set(sizes) == set(UNSEEN) and np.mean(ape) <= 15.0
 
 
