@@ -32,13 +32,13 @@ import numpy as np
 
 from benchmarks.learning.blend_probe import on_learner
 from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
+from benchmarks.learning.metrics import reach_and_keep
 from benchmarks.learning.space import SpaceError, observing, whole_space
 from benchmarks.learning.suites import load_suite
 from nimo.metrics import mape_pct
 
 PREDICTORS = ("delivered", "committee geomean", "committee median", "delivered x geomean")
 MARKS = (6, 8, 10, 12, 15, 20)
-TARGET = 10.0
 _LATEST: dict[str, Any] = {}
 
 
@@ -91,9 +91,10 @@ def probe(case_seed: tuple[Any, int]) -> dict[str, Any]:
 
 
 def reach_run(values: Sequence[float | None]) -> float:
-    """The run from which every later MAPE is within the target (inf: never)."""
-    last_bad = max((i for i, v in enumerate(values) if v is None or v > TARGET), default=-1)
-    return float(last_bad + 2) if last_bad + 1 < len(values) else float("inf")
+    """The run from which every later MAPE (one per run, from run 1) is within the target
+    (``metrics.reach_and_keep``; inf: never)."""
+    hit = reach_and_keep([(run, 0.0, v) for run, v in enumerate(values, start=1)])
+    return float(hit[0]) if hit is not None else float("inf")
 
 
 def _median(values: Sequence[float]) -> float:
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--size", type=int, default=60)
     run.add_argument("--skip", type=int, default=0)
     run.add_argument("--seeds", default="1")
-    run.add_argument("--cache", type=Path, default=Path("/tmp/nimo-bench-cache"))
+    run.add_argument("--cache", type=Path, help="suite CSVs (default as evaluate's)")
     run.add_argument("--out", type=Path, required=True)
     sc = sub.add_parser("score")
     sc.add_argument("file", type=Path)

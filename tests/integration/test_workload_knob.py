@@ -150,15 +150,15 @@ def unseen_sizes_mape(inv: Path, tmp_path: Path, url: str) -> None:
                                "external") for i, j in enumerate(picks)]
         outcomes = runner.run_many(requests)
     assert all(o.ok for o in outcomes), [o.reason for o in outcomes]
-    ape = [abs(model.predict(o.request.assignment) - o.sample.T) / o.sample.T * 100
-           for o in outcomes]
+    predicted = [model.predict(o.request.assignment) for o in outcomes]
+    ape = [abs(p - o.sample.T) / o.sample.T * 100 for p, o in zip(predicted, outcomes, strict=True)]
     sizes = sorted(o.request.assignment["dataset_mb"] for o in outcomes)
     print(f"exported model on {len(ape)} runs of unseen sizes {sizes}: MAPE "
           f"{np.mean(ape):.1f}% (per run {', '.join(f'{a:.0f}' for a in ape)}%)")
-    for o in outcomes:
+    for p, o in zip(predicted, outcomes, strict=True):
         a = o.request.assignment
         print(f"  unseen cpu {a['cpu_share']} mem {a['memory_mb']} rate {a['rate_mbit']} size "
-              f"{a['dataset_mb']}: T {o.sample.T:6.2f}s predicted {model.predict(a):6.2f}s")
+              f"{a['dataset_mb']}: T {o.sample.T:6.2f}s predicted {p:6.2f}s")
     assert set(sizes) == set(UNSEEN) and np.mean(ape) <= 15.0
 
 
