@@ -264,7 +264,7 @@ def judge_scores(model_doc: Any, attributes: Sequence[str],
     if not model_doc or not judge_rows:
         return {"coverage": None}
     from nimo.model import CostModel
-    from nimo.model.cost import EXTERNAL
+    from nimo.model.calibration import EXTERNAL
 
     try:
         model = CostModel.from_dict(model_doc)

@@ -26,7 +26,7 @@ import numpy as np
 from nimo.campaign.loop import Campaign, CampaignResult, Observer
 from nimo.campaign.metrics import External, holdout_shift, interval_coverage, mape_pct
 from nimo.errors import ConfigError
-from nimo.model.cost import HOLDOUT
+from nimo.model.calibration import HOLDOUT
 from nimo.records import RunOutcome, RunPurpose, RunRequest
 from nimo.runner import Runner
 from nimo.store.base import Store

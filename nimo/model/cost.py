@@ -19,6 +19,8 @@ import numpy as np
 
 from nimo.errors import ConfigError, ModelError
 from nimo.model.attributes import attribute_doc
+from nimo.model.average import MemberAverage, average_from
+from nimo.model.calibration import CV, calibration_of
 from nimo.model.gp import LogTProcess, blended
 from nimo.model.monotone import MonotoneBound
 from nimo.model.predictor import RELATIVE, FittedPredictor, jsonable
@@ -43,32 +45,12 @@ from nimo.model.validate import (
 FORMAT = "nimo-cost-model"
 # 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds);
 # 5: a predictor's noise relative to its prediction (FittedPredictor.variance); 6: T held
-# near the runs an assignment has more or less of (nimo.model.monotone)
+# near the runs an assignment has more or less of (nimo.model.monotone); 7: averaged with
+# alternative fits (nimo.model.average)
 VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
-VERSION = 6
+VERSION_MONOTONE, VERSION = 6, 7
 KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
 OCCUPANCIES = ("o_a", "o_n", "o_d")
-# calibration methods -> the runs their residuals come from (as `nimo predict` names them)
-LOO, HOLDOUT, EXTERNAL = "loo-studentized", "holdout-studentized", "external-test-studentized"
-CV = "cv-studentized"  # a blended model's out-of-fold residuals: their quantile is the interval
-CALIBRATION_SOURCES = {LOO: "loo", HOLDOUT: "holdout", EXTERNAL: "external-test",
-                       CV: "cross-validation"}
-MIN_CALIBRATION_RUNS = 3
-
-
-def calibration_of(method: str, T: np.ndarray, predicted: np.ndarray,
-                   var: np.ndarray) -> dict[str, Any]:
-    """``{"method", "z"}`` with ``z`` the sorted ``|T - predicted| / sqrt(var)`` over runs with
-    a finite prediction and a finite, positive variance; ``{}`` when fewer than
-    ``MIN_CALIBRATION_RUNS`` qualify."""
-    T, predicted, var = (np.asarray(a, dtype=float) for a in (T, predicted, var))
-    ok = np.isfinite(T) & np.isfinite(predicted) & np.isfinite(var) & (var > 0)
-    if ok.sum() < MIN_CALIBRATION_RUNS:
-        return {}
-    z = np.sort(np.abs(T[ok] - predicted[ok]) / np.sqrt(var[ok]))
-    return {"method": method, "z": [float(v) for v in z]}
-
-
 class Prediction(NamedTuple):
     """Predicted run time with a two-sided interval (``std`` of a new run's time)."""
 
@@ -111,6 +93,7 @@ class CostModel:
     gp: LogTProcess | None = None  # blended in (nimo.planner.blend): T^(1-w c) G^(w c)
     gp_weight: float = 0.0
     monotone: MonotoneBound | None = None  # over the support's runs (predictors.monotone)
+    average: MemberAverage | None = None  # with alternative fits (predictors.committee_mean)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -163,7 +146,7 @@ class CostModel:
         if not cases:
             return self
         X = np.vstack([self.row(a) for a, _ in cases])
-        mean, var, _ = self.predict_var_many(X)
+        mean, var, _ = self.delivered_var_many(X)
         calibration = calibration_of(method, np.array([T for _, T in cases], float), mean, var)
         return self.calibrated(calibration) if calibration else self
 
@@ -210,7 +193,11 @@ class CostModel:
         return self._held(X, clip_to_bounds(self._corrected(X, T)[0], self.bounds))
 
     def _held(self, X: np.ndarray, T: np.ndarray) -> np.ndarray:
-        return T if self.monotone is None else self.monotone.hold(self._matrix(X), T)
+        """T held near the runs (monotone), then averaged with the alternatives, in bounds."""
+        X = self._matrix(X)
+        T = T if self.monotone is None else self.monotone.hold(X, T)
+        return T if self.average is None else clip_to_bounds(self.average.apply(X, T),
+                                                             self.bounds)
 
     def _corrected(self, X: np.ndarray, parametric: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray | float]:
@@ -269,21 +256,27 @@ class CostModel:
         if not 0.0 < level < 1.0:
             raise ConfigError(f"interval level must lie in (0, 1), got {level}")
         x = self.row(assignment)
-        m, v, nu = self.predict_var_many(x)
+        m, v, nu = self.delivered_var_many(x)
         mean, var, dof = float(m[0]), float(v[0]), float(nu[0])
         widen, far = self._widening(x)
-        if self.bounds is not None:
-            mean = float(clip_to_bounds(m, self.bounds)[0])
-        held = float(self._held(x, np.array([mean]))[0])  # the interval moves with the mean
         if not math.isfinite(var) or var < 0:
-            return Prediction(held, math.nan, math.nan, math.nan, far)
-        std = math.sqrt(var) * widen * (held / mean if held != mean else 1.0)
-        mean = held
+            return Prediction(mean, math.nan, math.nan, math.nan, far)
+        std = math.sqrt(var) * widen
         q = self.interval_multiplier(level, dof)
         lo, hi = mean - q * std, mean + q * std
         if self.bounds is not None:  # both ends held where the mean is: a T the model rules out
             lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
         return Prediction(mean, lo, hi, std, far)
+
+    @np.errstate(all="ignore")
+    def delivered_var_many(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``predict_var_many`` as the model delivers T: in its bounds, held near its runs
+        and averaged (``predict_many``); the spread moves with the mean."""
+        X = self._matrix(X)
+        m, v, nu = self.predict_var_many(X)
+        mean = clip_to_bounds(m, self.bounds)
+        held = self._held(X, mean)
+        return held, v * np.where(held != mean, held / mean, 1.0) ** 2, nu
 
     @np.errstate(all="ignore")
     def _widening(self, x: np.ndarray) -> tuple[float, bool]:
@@ -309,10 +302,7 @@ class CostModel:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION if self.monotone is not None else VERSION_RELATIVE if any(
-                p.variance == RELATIVE for p in self.predictors.values())
-            else VERSION_PARTS if self.part_bounds else VERSION_GP if self.gp is not None else (
-                VERSION_RESIDUAL if self.residual is not None else VERSION_PLAIN),
+            "version": format_version(self),
             "kind": self.kind,
             "created_at": self.created_at,
             "attributes": [attribute_doc(a) for a in self.attributes],
@@ -327,6 +317,7 @@ class CostModel:
             **({"gp": {**self.gp.to_dict(), "weight": self.gp_weight}}
                if self.gp is not None else {}),
             **({"monotone": self.monotone.to_dict()} if self.monotone is not None else {}),
+            **({"average": self.average.to_dict()} if self.average is not None else {}),
         }
 
     @classmethod
@@ -365,6 +356,7 @@ class CostModel:
             calibration=calibration_from(d.get("calibration")),
             bounds=bounds_from(d.get("bounds")),
             support=support,
+            average=average_from(d.get("average"), KINDS[kind], names),
             **optional_fields(d, KINDS[kind], attrs, support),
         )
 
@@ -391,3 +383,13 @@ def load_model(path: str | Path) -> CostModel:
     except json.JSONDecodeError as e:
         raise ModelError(f"{path} is not JSON (line {e.lineno}: {e.msg})") from None
     return CostModel.from_dict(d)
+
+
+def format_version(model: CostModel) -> int:
+    """The oldest format version that holds every field ``model`` has (see VERSION)."""
+    if model.average is not None or model.monotone is not None:
+        return VERSION if model.average is not None else VERSION_MONOTONE
+    if any(p.variance == RELATIVE for p in model.predictors.values()):
+        return VERSION_RELATIVE
+    return VERSION_PARTS if model.part_bounds else VERSION_GP if model.gp is not None else (
+        VERSION_RESIDUAL if model.residual is not None else VERSION_PLAIN)

@@ -4,7 +4,7 @@ Uncertainty sampling and the agreement stop rule read the spread."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -24,7 +24,18 @@ MEMBERS = (
     {"mode": "auto", "transforms": ["identity", "reciprocal", "log"], "final_fit": "numpy"},
 )
 
-Fits = list[tuple[dict[str, FittedPredictor], float | None]]
+
+
+class Member(NamedTuple):
+    """One alternative's fit of every predictor, its LOO error of T (%; None below 2
+    runs) and its closed-form LOO predictions of T."""
+
+    fits: dict[str, FittedPredictor]
+    error: float | None
+    loo_T: np.ndarray
+
+
+Fits = list[Member]
 
 
 class Committee:
@@ -52,7 +63,8 @@ class Committee:
                     for p in learner.predictor_names}
             loo = {p: fill_nan(fits[p].loo_predictions(X, learner.y(p)), learner.y(p))
                    for p in learner.predictor_names}
-            out.append((fits, internal_error_pct(T, learner.combine(loo)) if n > 1 else None))
+            loo_T = learner.combine(loo)
+            out.append(Member(fits, internal_error_pct(T, loo_T) if n > 1 else None, loo_T))
         self._cache = (n, key, out)
         return out
 
@@ -61,25 +73,24 @@ class Committee:
         With ``plausible_only``, members whose LOO error of T is much worse than the fitted
         model's (> max(1.5x, +2 points)) are left out."""
         learner = self.learner
-        members = self._plausible() if plausible_only else self.fits()
+        members = self.plausible() if plausible_only else self.fits()
         out = [learner.predicted_T(X)]
-        out += [learner.combine({p: f.predict(X) for p, f in fits.items()})
-                for fits, _ in members]
+        out += [learner.combine({p: f.predict(X) for p, f in m.fits.items()}) for m in members]
         return np.asarray(out)
 
     def plausible_errors(self) -> list[float]:
         """The LOO errors of T of the members ``predictions(plausible_only=True)`` keeps,
         in its order (percent; 0 where a member has none)."""
-        return [float(err or 0.0) for _, err in self._plausible()]
+        return [float(m.error or 0.0) for m in self.plausible()]
 
-    def _plausible(self) -> Fits:
+    def plausible(self) -> Fits:
         """The members whose LOO error of T is within max(1.5x, +2 points) of the fitted
         model's (every member while the model has none)."""
         best, _ = self.learner.loo_errors()
         if best is None:
             return self.fits()
-        return [(fits, err) for fits, err in self.fits()
-                if err is not None and err <= max(1.5 * best, best + 2.0)]
+        return [m for m in self.fits()
+                if m.error is not None and m.error <= max(1.5 * best, best + 2.0)]
 
 
 def spread_pct(learner: Learner, excess: bool = False,

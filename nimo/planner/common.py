@@ -10,6 +10,7 @@ import numpy as np
 from nimo.errors import ConfigError
 from nimo.model.support import far_share, sampled_candidates
 from nimo.planner.base import Planner
+from nimo.planner.delivered import average_error_ratio
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.planner.ledger import RunLedger
@@ -124,7 +125,9 @@ class BasePlanner(Planner):
 
     # -- scoring and stopping ------------------------------------------------------------
     def _score(self, total: float | None, per: dict[str, float | None]) -> None:
-        self.internal_error = total
+        # the error of the model delivered: with predictors.committee_mean, the average's
+        self.internal_error = None if total is None else total * average_error_ratio(
+            self.learner)
         self.predictor_errors = per
 
     def _stop_reason(self, stage: str) -> str | None:

@@ -8,9 +8,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
+import numpy as np
+
+from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, attributes_as_dicts
-from nimo.model.cost import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
+from nimo.model.average import MemberAverage, averaged
+from nimo.model.calibration import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.monotone import MonotoneBound, monotone_bound, signs_of
+from nimo.planner.committee import fill_nan
 from nimo.planner.targets import TARGET_OF
 
 if TYPE_CHECKING:
@@ -34,6 +39,7 @@ def delivered_model(learner: Learner, training: Mapping[str, object] | None = No
         gp=learner.gp_process(),
         gp_weight=learner.blend_weight,
         monotone=monotone_of(learner),
+        average=member_average(learner),
     )
     return model.calibrated(calibration(learner, model))
 
@@ -63,8 +69,49 @@ def calibration(learner: Learner, model: CostModel) -> dict[str, object]:
     interval (``nimo.model.cost.CV``)."""
     if learner.n < MIN_CALIBRATION_RUNS:
         return {}
-    _, var, _ = model.predict_var_many(learner.X)
+    _, var, _ = model.delivered_var_many(learner.X)
     oof = learner.blend.oof_T
     if learner.blend_weight and oof is not None and oof.size <= learner.n:
-        return calibration_of(CV, learner.T()[:oof.size], oof, var[:oof.size])
-    return calibration_of(LOO, learner.T(), learner.combine(learner.loo_predictions()), var)
+        k = oof.size
+        return calibration_of(CV, learner.T()[:k], averaged_loo(learner, oof, k), var[:k])
+    loo = averaged_loo(learner, learner.combine(learner.loo_predictions()), learner.n)
+    return calibration_of(LOO, learner.T(), loo, var)
+
+
+# with fewer runs the members are fits of one or two points: nothing to average
+MIN_AVERAGE_RUNS = 3
+
+
+def member_average(learner: Learner) -> MemberAverage | None:
+    """The committee's plausible members the delivered model averages with
+    (``predictors.committee_mean``; None when off, below MIN_AVERAGE_RUNS or without one)."""
+    if not (learner.options.committee_mean and learner.n >= MIN_AVERAGE_RUNS):
+        return None
+    members = learner.committee_members()
+    if not members:
+        return None
+    return MemberAverage(tuple({TARGET_OF[p]: f for p, f in m.fits.items()} for m in members))
+
+
+def averaged_loo(learner: Learner, predicted: np.ndarray, k: int) -> np.ndarray:
+    """The model's out-of-sample T at its first ``k`` runs (``predicted``), averaged as the
+    delivered model averages (the members' closed-form LOO T) when it does."""
+    if member_average(learner) is None:
+        return predicted
+    rows = np.asarray([m.loo_T[:k] for m in learner.committee_members()])
+    return averaged(predicted, np.where(rows > 0, rows, np.nan))
+
+
+def average_error_ratio(learner: Learner) -> float:
+    """The averaged model's LOO error of T over the model's own (1 when it does not
+    average; within [0.5, 2]): the internal error of the model delivered."""
+    if member_average(learner) is None:
+        return 1.0
+    T = learner.T()
+    own = learner.combine({p: fill_nan(v, learner.y(p))
+                           for p, v in learner.loo_predictions().items()})
+    base, mean = internal_error_pct(T, own), internal_error_pct(T, averaged_loo(
+        learner, own, learner.n))
+    if not (np.isfinite(base) and np.isfinite(mean)) or base <= 0:
+        return 1.0
+    return float(np.clip(mean / base, 0.5, 2.0))

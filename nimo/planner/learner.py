@@ -19,7 +19,7 @@ from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
 from nimo.model.support import bounds_of_runs, clip_to_bounds, part_bounds_of
 from nimo.planner.blend import Blend
-from nimo.planner.committee import Committee, fill_nan
+from nimo.planner.committee import Committee, Member, fill_nan
 from nimo.planner.crossval import (
     Folds,
     burman_corrected,
@@ -384,6 +384,9 @@ class Learner:
     def committee_errors(self) -> list[float]:
         """The LOO errors of T of the members ``committee(X, plausible_only=True)`` keeps."""
         return self._committee.plausible_errors()
+
+    def committee_members(self) -> list[Member]:  # those ``committee_errors`` describes
+        return self._committee.plausible()
 
     # -- model -----------------------------------------------------------------------
     @property

@@ -92,6 +92,10 @@ class PredictorOptions:
     # of in every attribute, while the runs agree (nimo.model.monotone; the planner's own
     # picks and stop read the model before the hold: no run changes); needs ``bounded``
     monotone: bool = False
+    # the delivered model averaged with the committee's plausible alternative fits
+    # (nimo.model.average; the planner's picks read the model before it) and its internal
+    # error scaled by the average's LOO error over the model's; off: the selected fit alone
+    committee_mean: bool = False
     # the family of the model a replay hands over (``nimo.families.options``); None: the
     # planner's own model, as before
     family: Any = None
@@ -168,7 +172,8 @@ class PredictorOptions:
                 raise ConfigError(f"predictors.{key}: bad number ({e})") from None
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
-                    "sticky_share", "lookahead", "relative_noise", "weighted", "monotone"):
+                    "sticky_share", "lookahead", "relative_noise", "weighted", "monotone",
+                    "committee_mean"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -179,7 +184,7 @@ class PredictorOptions:
         # echoed only when set (older designs read the same)
         for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "gp_probation", "sticky",
                     "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
-                    "weighted", "monotone"):
+                    "weighted", "monotone", "committee_mean"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

@@ -102,8 +102,8 @@ def test_load_errors(tmp_path: Path) -> None:
         load_model(write(tmp_path, json.dumps({"format": "onnx"})))
     with pytest.raises(ModelError, match="not a NIMO cost model"):
         load_model(write(tmp_path, "[1, 2]"))
-    with pytest.raises(ModelError, match=r"written by a newer NIMO: version 7 > 6"):
-        load_model(write(tmp_path, json.dumps({**good, "version": 7})))
+    with pytest.raises(ModelError, match=r"written by a newer NIMO: version 8 > 7"):
+        load_model(write(tmp_path, json.dumps({**good, "version": 8})))
     with pytest.raises(ModelError, match="cannot read"):
         load_model(tmp_path / "absent.json")
     for field in ("attributes", "predictors", "reference", "kind"):

@@ -57,7 +57,7 @@ def output_path(raw: str) -> Path:
 def _series(store: Any, name: str) -> dict[str, Any]:
     from nimo.campaign.lifecycle import external_cases
     from nimo.model import CostModel
-    from nimo.model.cost import EXTERNAL, HOLDOUT
+    from nimo.model.calibration import EXTERNAL, HOLDOUT
 
     info = store.campaign(name)
     iterations = store.iterations(name)
