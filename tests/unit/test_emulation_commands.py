@@ -18,6 +18,12 @@ def test_rate_uses_tbf_on_the_interface():
                        "tbf"]
     assert cmd[cmd.index("rate") + 1] == "20000kbit"
     assert int(cmd[cmd.index("burst") + 1]) >= 32 * 1024
+    # a queue no slow TCP start-up overflows (at least 1 MiB), 50 ms beyond the bucket when
+    # that is more; never tbf's latency form
+    assert int(cmd[cmd.index("limit") + 1]) == 1 << 20 and "latency" not in cmd
+    (fast,) = NetworkSpec(rate_mbit=1000).rate_cmds("data0")
+    burst = int(fast[fast.index("burst") + 1])
+    assert burst == 500_000 and int(fast[fast.index("limit") + 1]) == burst + 6_250_000
     assert NetworkSpec(delay_ms=5).rate_cmds("data0") == []
 
 

@@ -27,6 +27,11 @@ from workbench.remote.group import run_parallel
 
 DELAYER_SOURCE = Path(__file__).with_name("delayer.py")
 NETEM_LIMIT = 100_000
+# The tbf sits on the sender's own egress: a packet it drops is a local drop, and a TCP
+# sender that starts fast (BBR's start-up) overflows a 50 ms queue at slow rates. The
+# retransmissions and timeouts (~0.26 s each) made a 4 MB read at 25 Mbit/s take 1.44-2.68 s
+# over 12 repeats of one assignment on the lab (session 63); with a 1 MiB queue 1.44-1.51 s.
+QUEUE_MIN_BYTES = 1 << 20
 SHAPING_QDISCS = ("tbf", "netem", "htb")  # root qdiscs the emulation may install
 _NO_NETEM = ("unknown qdisc", "qdisc kind is unknown", "no such file or directory")
 _netem_ok: weakref.WeakKeyDictionary[Connection, bool] = weakref.WeakKeyDictionary()
@@ -57,6 +62,11 @@ class NetworkSpec:
         kbit = self.rate_kbit() or 0
         return max(32 * 1024, kbit * 1000 // 8 // 250)
 
+    def queue_bytes(self) -> int:
+        """tbf queue: 50 ms of traffic beyond the bucket, at least QUEUE_MIN_BYTES."""
+        kbit = self.rate_kbit() or 0
+        return max(QUEUE_MIN_BYTES, self.burst_bytes() + kbit * 1000 // 8 // 20)
+
     def rate_cmds(self, iface: str) -> list[list[str]]:
         """tc argv lists that cap ``iface``'s egress at ``rate_mbit`` (tbf, nimo's handle)."""
         kbit = self.rate_kbit()
@@ -64,7 +74,8 @@ class NetworkSpec:
             return []
         return [[
             "tc", "qdisc", "replace", "dev", iface, "root", "handle", QDISC_HANDLE, "tbf",
-            "rate", f"{kbit}kbit", "burst", str(self.burst_bytes()), "latency", "50ms",
+            "rate", f"{kbit}kbit", "burst", str(self.burst_bytes()),
+            "limit", str(self.queue_bytes()),
         ]]
 
     def netem_cmds(self, iface: str, delay_ms: float) -> list[list[str]]:
