@@ -276,7 +276,8 @@ class CostModel:
         m, v, nu = self.predict_var_many(X)
         mean = clip_to_bounds(m, self.bounds)
         held = self._held(X, mean)
-        return held, v * np.where(held != mean, held / mean, 1.0) ** 2, nu
+        moved = np.isfinite(held) & np.isfinite(mean) & (mean != 0) & (held != mean)
+        return held, v * np.where(moved, held / mean, 1.0) ** 2, nu
 
     @np.errstate(all="ignore")
     def _widening(self, x: np.ndarray) -> tuple[float, bool]:
