@@ -129,6 +129,19 @@ def test_load_errors(tmp_path: Path) -> None:
         CostModel.from_dict(d)
 
 
+def predict_in_a_fresh_process(path: Path, row: dict[str, float]) -> tuple[float, str]:
+    """(the model at ``path`` loaded and predicting ``row`` in a fresh Python, the heavy
+    packages that process imported: "[]" when numpy alone sufficed)."""
+    code = ("import sys; from nimo.model import load_model; "
+            f"m = load_model({str(path)!r}); print(m.predict({row!r})); "
+            "print(sorted({k.split('.')[0] for k in sys.modules} & "
+            "{'scipy', 'statsmodels', 'sklearn'}))")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, check=True).stdout.split("\n")
+    return float(out[0]), out[1]
+
+
 def test_import_pulls_no_heavy_packages() -> None:
     code = ("import sys, nimo.model; "
             "bad = sorted({m.split('.')[0] for m in sys.modules} & "

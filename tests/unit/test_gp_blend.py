@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cost_model import predict_in_a_fresh_process
 
 from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel
@@ -179,15 +178,9 @@ def test_the_min_share_is_echoed_only_when_set() -> None:
 def test_a_blended_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
     model = learner_on(smooth_knee, True).model()
     path = model.save(tmp_path / "m.json")
-    code = ("import sys; from nimo.model import load_model; "
-            f"m = load_model({str(path)!r}); print(m.predict({{'mem': 3, 'cpu': 0.5}})); "
-            "print(sorted({k.split('.')[0] for k in sys.modules} & "
-            "{'scipy', 'statsmodels', 'sklearn'}))")
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=root, check=True).stdout.split("\n")
+    predicted, heavy = predict_in_a_fresh_process(path, {"mem": 3, "cpu": 0.5})
     expected = float(model.predict_many(np.array([[3.0, 0.5]]))[0])
-    assert float(out[0]) == pytest.approx(expected, rel=1e-9) and out[1] == "[]"
+    assert predicted == pytest.approx(expected, rel=1e-9) and heavy == "[]"
 
 
 def test_the_weight_is_the_folds_best_and_zero_without_a_process_prediction() -> None:

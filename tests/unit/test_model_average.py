@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cost_model import NAMES, occupancy_model
+from test_cost_model import NAMES, occupancy_model, predict_in_a_fresh_process
 from test_learning_core import NEW
 from test_planner import SPACE, campaign
 
@@ -108,12 +106,6 @@ def test_an_averaged_model_predicts_with_numpy_alone(tmp_path: Path) -> None:
     avg, _, X = averaged_model()
     path = avg.save(tmp_path / "m.json")
     row = dict(zip(NAMES, X[3].tolist(), strict=True))
-    code = ("import sys; from nimo.model import load_model; "
-            f"m = load_model({str(path)!r}); print(m.predict({row!r})); "
-            "print(sorted({k.split('.')[0] for k in sys.modules} & "
-            "{'scipy', 'statsmodels', 'sklearn'}))")
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=root, check=True).stdout.split("\n")
-    assert float(out[0]) == pytest.approx(float(avg.predict_many(X[3:4])[0]), rel=1e-9)
-    assert out[1] == "[]"
+    predicted, heavy = predict_in_a_fresh_process(path, row)
+    assert predicted == pytest.approx(float(avg.predict_many(X[3:4])[0]), rel=1e-9)
+    assert heavy == "[]"
