@@ -25,7 +25,6 @@ MEMBERS = (
 )
 
 
-
 class Member(NamedTuple):
     """One alternative's fit of every predictor, its LOO error of T (%; None below 2
     runs) and its closed-form LOO predictions of T."""

@@ -4,7 +4,7 @@ residuals."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -15,7 +15,7 @@ from nimo.model import CostModel, attributes_as_dicts
 from nimo.model.average import MemberAverage, averaged
 from nimo.model.calibration import CV, LOO, MIN_CALIBRATION_RUNS, calibration_of
 from nimo.model.monotone import MonotoneBound, monotone_bound, signs_of
-from nimo.planner.committee import fill_nan
+from nimo.planner.committee import Member, fill_nan
 from nimo.planner.targets import TARGET_OF
 
 if TYPE_CHECKING:
@@ -66,15 +66,15 @@ def calibration(learner: Learner, model: CostModel) -> dict[str, object]:
     left out): the model widens too narrow intervals to their quantile. A model blended
     with its process gives T the parametric sd does not describe: its residuals are the
     blend's out-of-fold ones (the runs of the last cross-validation), whose quantile is the
-    interval (``nimo.model.cost.CV``)."""
+    interval (``nimo.model.calibration.CV``)."""
     if learner.n < MIN_CALIBRATION_RUNS:
         return {}
     _, var, _ = model.delivered_var_many(learner.X)
-    oof = learner.blend.oof_T
+    members, oof = averaged_members(learner), learner.blend.oof_T
     if learner.blend_weight and oof is not None and oof.size <= learner.n:
         k = oof.size
-        return calibration_of(CV, learner.T()[:k], averaged_loo(learner, oof, k), var[:k])
-    loo = averaged_loo(learner, learner.combine(learner.loo_predictions()), learner.n)
+        return calibration_of(CV, learner.T()[:k], averaged_loo(members, oof, k), var[:k])
+    loo = averaged_loo(members, learner.combine(learner.loo_predictions()), learner.n)
     return calibration_of(LOO, learner.T(), loo, var)
 
 
@@ -82,36 +82,42 @@ def calibration(learner: Learner, model: CostModel) -> dict[str, object]:
 MIN_AVERAGE_RUNS = 3
 
 
-def member_average(learner: Learner) -> MemberAverage | None:
+def averaged_members(learner: Learner) -> list[Member]:
     """The committee's plausible members the delivered model averages with
-    (``predictors.committee_mean``; None when off, below MIN_AVERAGE_RUNS or without one)."""
+    (``predictors.committee_mean``; none when off or below MIN_AVERAGE_RUNS)."""
     if not (learner.options.committee_mean and learner.n >= MIN_AVERAGE_RUNS):
-        return None
-    members = learner.committee_members()
+        return []
+    return learner.committee_members()
+
+
+def member_average(learner: Learner) -> MemberAverage | None:
+    """The delivered model's average over ``averaged_members`` (None without one)."""
+    members = averaged_members(learner)
     if not members:
         return None
     return MemberAverage(tuple({TARGET_OF[p]: f for p, f in m.fits.items()} for m in members))
 
 
-def averaged_loo(learner: Learner, predicted: np.ndarray, k: int) -> np.ndarray:
+def averaged_loo(members: Sequence[Member], predicted: np.ndarray, k: int) -> np.ndarray:
     """The model's out-of-sample T at its first ``k`` runs (``predicted``), averaged as the
-    delivered model averages (the members' closed-form LOO T) when it does."""
-    if member_average(learner) is None:
+    delivered model averages (the ``members``' closed-form LOO T); unchanged without any."""
+    if not members:
         return predicted
-    rows = np.asarray([m.loo_T[:k] for m in learner.committee_members()])
+    rows = np.asarray([m.loo_T[:k] for m in members])
     return averaged(predicted, np.where(rows > 0, rows, np.nan))
 
 
 def average_error_ratio(learner: Learner) -> float:
     """The averaged model's LOO error of T over the model's own (1 when it does not
     average; within [0.5, 2]): the internal error of the model delivered."""
-    if member_average(learner) is None:
+    members = averaged_members(learner)
+    if not members:
         return 1.0
     T = learner.T()
     own = learner.combine({p: fill_nan(v, learner.y(p))
                            for p, v in learner.loo_predictions().items()})
-    base, mean = internal_error_pct(T, own), internal_error_pct(T, averaged_loo(
-        learner, own, learner.n))
+    base = internal_error_pct(T, own)
+    mean = internal_error_pct(T, averaged_loo(members, own, learner.n))
     if not (np.isfinite(base) and np.isfinite(mean)) or base <= 0:
         return 1.0
     return float(np.clip(mean / base, 0.5, 2.0))
