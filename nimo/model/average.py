@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import ModelError
+from nimo.model.equation import total_time
 from nimo.model.predictor import FittedPredictor
 from nimo.model.validate import predictors_from
 
@@ -46,11 +47,7 @@ class MemberAverage:
 def member_T(predictors: Mapping[str, FittedPredictor], X: np.ndarray) -> np.ndarray:
     """T of one member's predictors at rows X, NaN where not finite and positive."""
     with np.errstate(all="ignore"):
-        if "T" in predictors:
-            T = predictors["T"].predict(X)
-        else:
-            parts = {t: p.predict(X) for t, p in predictors.items()}
-            T = parts["D"] * (parts["o_a"] + parts["o_n"] + parts["o_d"])
+        T = total_time({t: p.predict(X) for t, p in predictors.items()})
     return np.where(np.isfinite(T) & (T > 0), T, np.nan)
 
 

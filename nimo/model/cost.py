@@ -21,6 +21,7 @@ from nimo.errors import ConfigError, ModelError
 from nimo.model.attributes import attribute_doc
 from nimo.model.average import MemberAverage, average_from
 from nimo.model.calibration import CV, calibration_of
+from nimo.model.equation import KINDS, OCCUPANCIES, total_time
 from nimo.model.gp import LogTProcess, blended
 from nimo.model.monotone import MonotoneBound
 from nimo.model.predictor import RELATIVE, FittedPredictor, jsonable
@@ -49,8 +50,6 @@ FORMAT = "nimo-cost-model"
 # alternative fits (nimo.model.average)
 VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
 VERSION_MONOTONE, VERSION = 6, 7
-KINDS = {"occupancy": ("o_a", "o_n", "o_d", "D"), "direct": ("T",)}
-OCCUPANCIES = ("o_a", "o_n", "o_d")
 class Prediction(NamedTuple):
     """Predicted run time with a two-sided interval (``std`` of a new run's time)."""
 
@@ -188,8 +187,7 @@ class CostModel:
     @np.errstate(all="ignore")  # far off the grid: inf/NaN, held in bounds or reported
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predicted T for each row of X (columns in attribute order); vectorised."""
-        p = self.predict_targets(X)
-        T = p["T"] if self.kind == "direct" else p["D"] * (p["o_a"] + p["o_n"] + p["o_d"])
+        T = total_time(self.predict_targets(X))
         return self._held(X, clip_to_bounds(self._corrected(X, T)[0], self.bounds))
 
     def _held(self, X: np.ndarray, T: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 
 from nimo.metrics import internal_error_pct
 from nimo.model import CostModel, FittedPredictor
+from nimo.model.equation import total_time
 from nimo.model.features import Term
 from nimo.model.gp import GPHyper, LogTProcess, blended
 from nimo.model.residual import Hyper, ResidualField
@@ -144,9 +145,7 @@ class Learner:
         return clip_to_bounds(self.raw_T(X, fits=fits), self.delivered_bounds())
 
     def combine(self, parts: Mapping[str, np.ndarray]) -> np.ndarray:
-        if self.kind == "direct":
-            return parts["f_T"]
-        return parts["f_D"] * (parts["f_a"] + parts["f_n"] + parts["f_d"])
+        return total_time({TARGET_OF[p]: v for p, v in parts.items()})
 
     def T(self) -> np.ndarray:
         return np.asarray([s.T for s in self.samples], float)

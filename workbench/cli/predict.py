@@ -139,7 +139,7 @@ def unmeasured_warnings(names: Sequence[str]) -> list[str]:
 def interval_text(model: CostModel, p: Prediction, level: float) -> str:
     """The output line's interval and its calibration, or in words why there is none."""
     from nimo.model.calibration import CALIBRATION_SOURCES
-    from nimo.model.cost import KINDS
+    from nimo.model.equation import KINDS
 
     if not (math.isfinite(p.lo) and math.isfinite(p.hi)):
         no_dof = any(model.predictors[t].dof <= 0 for t in KINDS[model.kind])
