@@ -201,6 +201,35 @@ def _score_estimates(trajs: Sequence[dict[str, Any]]) -> None:
             print(summary_line(trajs, estimate, confirm))
 
 
+def patience_scores(traj: dict[str, Any], patience: int, confirm: int = 10) -> dict[str, Any]:
+    """``score_at`` where ``recommended``'s stop rule with plateau ``patience`` stops
+    ``traj`` (the internal error as recorded); ``capped``: the trajectory ended first."""
+    its = traj["iterations"]
+    values = [it["internal_error_pct"] for it in its]
+    stop = stop_index(its, values, _prospective_so_far(its), confirm, patience=patience)
+    return {**score_at(traj, values, stop), "capped": stop == len(its) - 1,
+            "case": f"{traj['case']} s{traj['seed']}"}
+
+
+def score_patience(trajs: Sequence[dict[str, Any]], patiences: Sequence[int]) -> None:
+    """Each plateau patience's figures, and the campaigns each one after the first gains
+    or loses (reach and keep) against the first."""
+    done = [t for t in trajs if t["exit"] == 0]
+    scored = {p: [patience_scores(t, p) for t in done] for p in patiences}
+    for p, rows in scored.items():
+        finals_above = sum(r["final"] > 10 for r in rows)
+        capped = sum(r["capped"] for r in rows)
+        print(f"patience {p:4d}: {scored_figures(rows)}, finals > 10%: {finals_above}, "
+              f"ended by the trajectory's cap: {capped}")
+    base = scored[patiences[0]]
+    for p in patiences[1:]:
+        pairs = list(zip(base, scored[p], strict=True))
+        gained = [b["case"] for b, r in pairs if r["reached"] and not b["reached"]]
+        lost = [b["case"] for b, r in pairs if b["reached"] and not r["reached"]]
+        print(f"patience {p} against {patiences[0]}: gained {len(gained)} "
+              f"({', '.join(gained)}), lost {len(lost)} ({', '.join(lost)})")
+
+
 # ------------------------------------------------------------------------------ main
 
 def main(argv: Sequence[str] | None = None,
@@ -216,6 +245,7 @@ def main(argv: Sequence[str] | None = None,
     run.add_argument("suite", choices=SUITES)
     run.add_argument("--apps", type=int, default=40)
     run.add_argument("--size", type=int, default=60)
+    run.add_argument("--skip", type=int, default=0, help="leave out the suite's first N apps")
     run.add_argument("--seeds", default="1,2")
     run.add_argument("--max-runs", type=int, default=70)
     run.add_argument("--extends", default="recommended",
@@ -224,15 +254,21 @@ def main(argv: Sequence[str] | None = None,
     run.add_argument("--out", type=Path, required=True)
     score = sub.add_parser("score", help="score the stop rules on recorded trajectories")
     score.add_argument("trajectories", type=Path)
+    score.add_argument("--patience", help="plateau patiences to compare instead, e.g. 30,60 "
+                       "(the first is the base)")
     args = ap.parse_args(argv)
     if args.command == "score":
-        (score_all or _score_estimates)(json.loads(args.trajectories.read_text()))
+        trajs = json.loads(args.trajectories.read_text())
+        if args.patience:
+            score_patience(trajs, [int(p) for p in args.patience.split(",")])
+        else:
+            (score_all or _score_estimates)(trajs)
         return 0
     with tempfile.TemporaryDirectory(prefix="nimo-stop-design-") as d:
         design = Path(d) / "never-stop.yaml"
         design.write_text(NEVER_STOP % (design_arg(args.extends), args.max_runs))
         jobs = []
-        for case in load_suite(args.suite, None, args.size)[:args.apps]:
+        for case in load_suite(args.suite, None, args.size)[args.skip:args.skip + args.apps]:
             judge, external = sizes(case, None, None)
             jobs += [Job(case, str(design), int(s), judge, external)
                      for s in args.seeds.split(",") if s]

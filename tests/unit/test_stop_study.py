@@ -50,3 +50,19 @@ def test_the_geometric_estimate_needs_both_figures() -> None:
     assert estimate(None, [1.0] * 5) is None
     assert estimate(4.0, [1.0] * 4) is None
     assert estimate(4.0, [1.0] * 5) == pytest.approx(2.0)
+
+
+def test_a_longer_patience_waits_past_a_plateau_that_later_breaks() -> None:
+    n = 70
+    cv = [None] * 3 + [20.0] * 37 + [4.0] * (n - 40)  # stuck at 20% until run 40
+    prospective = [20.0] * 40 + [2.0] * (n - 40)
+    external = [25.0] * 40 + [6.0] * (n - 40)  # the model gets it right at run 41
+    t = trajectory(cv, prospective, external, run_s=0.1)  # 41 runs = 4.1 s < 2% of 1000 s
+    short = stop_study.patience_scores(t, 30)
+    long = stop_study.patience_scores(t, 60)
+    # 30: the median of the last 3 errors no better than that of the 3 before the last 30
+    # (33 errors: run 36); 60: the target stops it once the last ten runs were predicted
+    # within 5% on average (runs 40-49: (20 + 9 x 2) / 10)
+    assert short["stop_run"] == 36 and not short["reached"] and short["final"] == 25.0
+    assert long["stop_run"] == 49 and long["reached"] and long["final"] == 6.0
+    assert not long["capped"] and long["case"] == "c s1"
