@@ -211,6 +211,14 @@ def patience_scores(traj: dict[str, Any], patience: int, confirm: int = 10) -> d
             "case": f"{traj['case']} s{traj['seed']}"}
 
 
+def reachable(traj: dict[str, Any]) -> bool:
+    """Whether some stop along ``traj`` reaches and keeps 10% within 2% of the time: the
+    bound on what any stop rule can do with these runs."""
+    its = traj["iterations"]
+    values = [it["internal_error_pct"] for it in its]
+    return any(score_at(traj, values, i)["reached"] for i in range(len(its)))
+
+
 def score_patience(trajs: Sequence[dict[str, Any]], patiences: Sequence[int]) -> None:
     """Each plateau patience's figures, and the campaigns each one after the first gains
     or loses (reach and keep) against the first."""
@@ -221,6 +229,9 @@ def score_patience(trajs: Sequence[dict[str, Any]], patiences: Sequence[int]) ->
         capped = sum(r["capped"] for r in rows)
         print(f"patience {p:4d}: {scored_figures(rows)}, finals > 10%: {finals_above}, "
               f"ended by the trajectory's cap: {capped}")
+    best = sum(reachable(t) for t in done)
+    print(f"any stop rule at best (stopped at the best run for it): reach & keep {best} of "
+          f"{len(done)}")
     base = scored[patiences[0]]
     for p in patiences[1:]:
         pairs = list(zip(base, scored[p], strict=True))

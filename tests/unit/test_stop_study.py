@@ -66,3 +66,14 @@ def test_a_longer_patience_waits_past_a_plateau_that_later_breaks() -> None:
     assert short["stop_run"] == 36 and not short["reached"] and short["final"] == 25.0
     assert long["stop_run"] == 49 and long["reached"] and long["final"] == 6.0
     assert not long["capped"] and long["case"] == "c s1"
+
+
+def test_reachable_is_whether_any_stop_reaches_and_keeps() -> None:
+    n = 30
+    cv = [None] * 3 + [4.0] * (n - 3)
+    prospective = [2.0] * n
+    bounce = trajectory(cv, prospective, [15.0] * 5 + [8.0] * 5 + [15.0] * (n - 10))
+    assert stop_study.reachable(bounce)  # stopping at runs 6-10 keeps it
+    assert not stop_study.patience_scores(bounce, 30)["reached"]  # the target stops at 12
+    late = trajectory(cv, prospective, [15.0] * 25 + [8.0] * 5, run_s=10.0)
+    assert not stop_study.reachable(late)  # run 26 at 260 s > 2% of 1000 s
