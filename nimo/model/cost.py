@@ -49,7 +49,7 @@ FORMAT = "nimo-cost-model"
 # near the runs an assignment has more or less of (nimo.model.monotone); 7: averaged with
 # alternative fits (nimo.model.average)
 VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
-VERSION_MONOTONE, VERSION = 6, 7
+VERSION_MONOTONE, VERSION_AVERAGE, VERSION = 6, 7, 8  # 8: the step_below transform
 class Prediction(NamedTuple):
     """Predicted run time with a two-sided interval (``std`` of a new run's time)."""
 
@@ -386,8 +386,11 @@ def load_model(path: str | Path) -> CostModel:
 
 def format_version(model: CostModel) -> int:
     """The oldest format version that holds every field ``model`` has (see VERSION)."""
+    if any(f.transform == "step_below" for p in model.predictors.values()
+           for t in p.terms for f in t.factors):
+        return VERSION
     if model.average is not None or model.monotone is not None:
-        return VERSION if model.average is not None else VERSION_MONOTONE
+        return VERSION_AVERAGE if model.average is not None else VERSION_MONOTONE
     if any(p.variance == RELATIVE for p in model.predictors.values()):
         return VERSION_RELATIVE
     return VERSION_PARTS if model.part_bounds else VERSION_GP if model.gp is not None else (

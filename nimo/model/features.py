@@ -16,6 +16,9 @@ transform           value                  captures
 ``piecewise``       ``max(0, z - k)``      a change of slope above knot ``k``
 ``piecewise_below`` ``max(0, k - z)``      a change of slope below ``k`` (memory cliff,
                                            saturation: flat above ``k``)
+``step_below``      ``1 if z < k else 0``  a jump below ``k`` (a memory cliff: a
+                                           working set that no longer fits; with a log
+                                           response, a factor on time)
 ``level``           ``1 if z == k else 0``  one level of a categorical attribute (its
                                            code; an algorithm variant, instance family)
 ==================  =====================  ==========================================
@@ -37,10 +40,11 @@ import numpy as np
 
 from nimo.errors import ModelError
 
-TRANSFORMS = ("identity", "reciprocal", "log", "piecewise", "piecewise_below", "level")
+TRANSFORMS = ("identity", "reciprocal", "log", "piecewise", "piecewise_below", "step_below",
+              "level")
 POSITIVE_ONLY = ("reciprocal", "log")
 KNOTTED = ("piecewise", "piecewise_below")  # hinges
-WITH_KNOT = (*KNOTTED, "level")  # transforms that take a knot
+WITH_KNOT = (*KNOTTED, "step_below", "level")  # transforms that take a knot
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class Factor:
             return np.maximum(0.0, z - self.knot)
         if t == "piecewise_below":
             return np.maximum(0.0, self.knot - z)
+        if t == "step_below":
+            return (z < self.knot).astype(float)
         if t == "level":
             k = 0.0 if self.knot is None else self.knot  # never None (__post_init__)
             return (np.abs(z - k) <= 1e-9 * max(1.0, abs(k))).astype(float)
@@ -96,6 +102,8 @@ class Factor:
             return self.attr
         if self.transform == "level":
             return f"[{self.attr}={self.knot:g}]"
+        if self.transform == "step_below":
+            return f"[{self.attr}<{self.knot:g}]"
         if self.transform in KNOTTED:
             x = self.attr if self.over is None else f"{self.attr}/{self.over}"
             above = self.transform == "piecewise"

@@ -239,7 +239,23 @@ def _main_candidates(
                 for t in KNOTTED:
                     term = Term.main(a, t, float(k))
                     pool.append(Candidate(term, term.evaluate(columns)))
+        if "step" in transforms:
+            pool += _step_candidates(a, seen, columns)
     return pool, smooth
+
+
+def _step_candidates(a: str, seen: np.ndarray, columns: Mapping[str, np.ndarray]
+                     ) -> list[Candidate]:
+    """A jump below each midpoint of two neighbouring observed levels of ``a`` (a memory
+    cliff between them), where each side holds at least two runs."""
+    z = columns[a]
+    out = []
+    for k in (seen[:-1] + seen[1:]) / 2:
+        below = int(np.sum(z < k))
+        if 2 <= below <= z.size - 2:
+            term = Term.main(a, "step_below", float(k))
+            out.append(Candidate(term, term.evaluate(columns)))
+    return out
 
 
 def _paper(search: GreedySearch, columns: Mapping[str, np.ndarray],

@@ -13,6 +13,9 @@ FAMILY_KEYS = ("family", "candidates")  # the model family (nimo.families.option
 
 MODES = ("auto", "paper")
 ALLOWED_TRANSFORMS = ("identity", "reciprocal", "log", "piecewise")
+# also offered when named in ``predictors.transforms`` (not by default): ``step`` = a jump
+# below each midpoint between observed levels
+OPTIONAL_TRANSFORMS = ("step",)
 
 
 @dataclass(frozen=True)
@@ -103,10 +106,11 @@ class PredictorOptions:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"predictors.mode: unknown {self.mode!r}", hint="valid: auto, paper")
-        bad = [t for t in self.transforms if t not in ALLOWED_TRANSFORMS]
+        known = (*ALLOWED_TRANSFORMS, *OPTIONAL_TRANSFORMS)
+        bad = [t for t in self.transforms if t not in known]
         if bad or not self.transforms:
             raise ConfigError(f"predictors.transforms: unknown {bad or 'empty list'}",
-                              hint="valid: " + ", ".join(ALLOWED_TRANSFORMS))
+                              hint="valid: " + ", ".join(known))
         if not 0.0 <= self.min_improvement < 1.0:
             raise ConfigError("predictors.min_improvement must lie in [0, 1)")
         if not 0.0 <= self.sticky < 1.0:

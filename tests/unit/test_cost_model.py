@@ -14,7 +14,7 @@ import pytest
 from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel, FittedPredictor, load_model
 from nimo.model.quantiles import norm_ppf, t_ppf, two_sided
-from nimo.predictors import fit_predictor
+from nimo.predictors import PredictorOptions, fit_predictor
 
 NAMES = ("cpu", "mem", "lat")
 LEVELS = {"cpu": [451.0, 797.0, 930.0, 996.0, 1396.0], "mem": [64.0, 256.0, 512.0, 1024.0],
@@ -102,8 +102,8 @@ def test_load_errors(tmp_path: Path) -> None:
         load_model(write(tmp_path, json.dumps({"format": "onnx"})))
     with pytest.raises(ModelError, match="not a NIMO cost model"):
         load_model(write(tmp_path, "[1, 2]"))
-    with pytest.raises(ModelError, match=r"written by a newer NIMO: version 8 > 7"):
-        load_model(write(tmp_path, json.dumps({**good, "version": 8})))
+    with pytest.raises(ModelError, match=r"written by a newer NIMO: version 9 > 8"):
+        load_model(write(tmp_path, json.dumps({**good, "version": 9})))
     with pytest.raises(ModelError, match="cannot read"):
         load_model(tmp_path / "absent.json")
     for field in ("attributes", "predictors", "reference", "kind"):
@@ -280,3 +280,20 @@ def test_calibration_round_trips_and_is_validated(tmp_path: Path) -> None:
         d["calibration"] = bad
         with pytest.raises(ModelError, match="calibration"):
             CostModel.from_dict(d)
+
+
+def test_a_model_with_a_jump_is_version_8_and_predicts_with_numpy_alone(tmp_path: Path) -> None:
+    X = np.column_stack([np.repeat(LEVELS["mem"], 3), np.tile([451.0, 930.0, 1396.0], 4)])
+    names = ("mem", "cpu")
+    y = 2.0 * (1 + 2.0 * (X[:, 0] < 300.0)) * 930.0 / X[:, 1]  # a 3x cliff under 300 MB
+    steps = ("identity", "reciprocal", "log", "piecewise", "step")
+    p = fit_predictor("T", X, y, names, names, [512.0, 930.0], float(y[0]),
+                      {"mem": LEVELS["mem"], "cpu": [451.0, 930.0, 1396.0]},
+                      PredictorOptions(transforms=steps))
+    assert any(f.transform == "step_below" for t in p.terms for f in t.factors)
+    attrs = [next(a for a in ATTRS if a["name"] == name) for name in names]
+    model = CostModel(attrs, {"mem": 512.0, "cpu": 930.0}, "direct", {"T": p})
+    path = model.save(tmp_path / "step.json")
+    assert json.loads(path.read_text())["version"] == 8
+    T, heavy = predict_in_a_fresh_process(path, {"mem": 128.0, "cpu": 930.0})
+    assert T == pytest.approx(6.0, rel=1e-6) and heavy == "[]"

@@ -20,6 +20,8 @@ NAMES = ("cpu", "lat")
         (Factor("cpu", "log"), np.log([0.5, 1.0, 2.0])),
         (Factor("cpu", "piecewise", 1.0), [0.0, 0.0, 1.0]),
         (Factor("cpu", "piecewise_below", 1.0), [0.5, 0.0, 0.0]),
+        (Factor("cpu", "step_below", 1.0), [1.0, 0.0, 0.0]),
+        (Factor("cpu", "step_below", 1.5), [1.0, 1.0, 0.0]),
     ],
 )
 def test_transform_values(factor: Factor, expected) -> None:
@@ -73,3 +75,11 @@ def test_attribute_scale_guards_zero_reference() -> None:
     assert attribute_scale(930.0, [451, 1396]) == 930.0
     assert attribute_scale(0.0, [0, 2, 18]) == 18.0
     assert attribute_scale(0.0, []) == 1.0
+
+
+def test_a_step_needs_its_knot_and_round_trips() -> None:
+    with pytest.raises(ModelError, match="bad knot"):
+        Factor("cpu", "step_below")
+    step = Term.main("cpu", "step_below", 0.75)
+    assert step.label == "[cpu<0.75]"
+    assert Term.from_dict(step.to_dict()) == step

@@ -195,6 +195,23 @@ def test_step_cliff_needs_two_hinges() -> None:
     np.testing.assert_allclose(p.predict(X), y, atol=1e-9)
 
 
+def test_with_step_a_cliff_is_one_jump_term() -> None:
+    X = oat("mem")
+    y = 2.0 + 3.0 * (X[:, 1] < 300.0)
+    p = fit("o_a", X, y, ["mem"], transforms=("identity", "reciprocal", "log", "piecewise",
+                                              "step"))
+    assert [t.factors[0].transform for t in p.terms] == ["step_below"]
+    knot = p.terms[0].factors[0].knot * 512.0  # normalised by the reference, 512 MB
+    assert 256.0 < knot < 512.0  # between the last level under the cliff and the first above
+    np.testing.assert_allclose(p.predict(X), y, atol=1e-9)
+
+
+def test_step_is_offered_only_when_named() -> None:
+    assert "step" not in PredictorOptions().transforms
+    with pytest.raises(ConfigError, match="valid: .*step"):
+        PredictorOptions.from_dict({"transforms": ["identity", "steps"]})
+
+
 def test_oat_plus_corner_rows_identify_the_interaction() -> None:
     """L_max-I_1 rows plus the four 2-level corners (as a PB foldover would add)."""
     corners = np.array([[c, 512.0, lat] for c in (451.0, 1396.0) for lat in (0.0, 18.0)])
