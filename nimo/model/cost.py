@@ -47,9 +47,11 @@ FORMAT = "nimo-cost-model"
 # 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds);
 # 5: a predictor's noise relative to its prediction (FittedPredictor.variance); 6: T held
 # near the runs an assignment has more or less of (nimo.model.monotone); 7: averaged with
-# alternative fits (nimo.model.average)
+# alternative fits (nimo.model.average); 8: a jump term (the step_below transform)
 VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
-VERSION_MONOTONE, VERSION_AVERAGE, VERSION = 6, 7, 8  # 8: the step_below transform
+VERSION_MONOTONE, VERSION_AVERAGE, VERSION = 6, 7, 8
+
+
 class Prediction(NamedTuple):
     """Predicted run time with a two-sided interval (``std`` of a new run's time)."""
 
