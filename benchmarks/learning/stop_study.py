@@ -156,7 +156,8 @@ def score_campaign(traj: dict[str, Any], estimate: str, confirm: int) -> dict[st
 
 
 def score_values(traj: dict[str, Any], values: Sequence[float | None], confirm: int,
-                 prospective: Sequence[Sequence[float]] | None = None) -> dict[str, Any]:
+                 prospective: Sequence[Sequence[float]] | None = None,
+                 patience: int = 30) -> dict[str, Any]:
     """Where the stop rule, reading ``values`` (one per iteration) as the internal error,
     stops ``traj``; the external MAPE and ext/int there, and whether it reached and kept
     10% within 2% of the all-samples time. ``prospective``: the traj's
@@ -164,7 +165,8 @@ def score_values(traj: dict[str, Any], values: Sequence[float | None], confirm: 
     its = traj["iterations"]
     if prospective is None:
         prospective = _prospective_so_far(its)
-    return score_at(traj, values, stop_index(its, values, prospective, confirm))
+    return score_at(traj, values, stop_index(its, values, prospective, confirm,
+                                             patience=patience))
 
 
 def score_at(traj: dict[str, Any], values: Sequence[float | None], stop: int) -> dict[str, Any]:
@@ -205,9 +207,9 @@ def patience_scores(traj: dict[str, Any], patience: int, confirm: int = 10) -> d
     """``score_at`` where ``recommended``'s stop rule with plateau ``patience`` stops
     ``traj`` (the internal error as recorded); ``capped``: the trajectory ended first."""
     its = traj["iterations"]
-    values = [it["internal_error_pct"] for it in its]
-    stop = stop_index(its, values, _prospective_so_far(its), confirm, patience=patience)
-    return {**score_at(traj, values, stop), "capped": stop == len(its) - 1,
+    scored = score_values(traj, [it["internal_error_pct"] for it in its], confirm,
+                          patience=patience)
+    return {**scored, "capped": scored["stop_run"] == its[-1]["run"],
             "case": f"{traj['case']} s{traj['seed']}"}
 
 
