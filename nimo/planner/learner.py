@@ -185,8 +185,9 @@ class Learner:
         cv = self.folds(self.n, folds)
         scores, fold_T = cv.scores, cv.fold_T
         corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
+        hold = self.options.residual_hold if self.use_residual else 0.0  # stays on under it
         self.use_residual = self._residual_hyper() is not None and corrected is not None and (
-            scores[0] is None or corrected < RESIDUAL_GAIN * scores[0])
+            scores[0] is None or corrected < max(RESIDUAL_GAIN, hold) * scores[0])
         if self.use_residual:
             scores, fold_T = (corrected, scores[1]), clip_to_bounds(fold_T * cv.fold_factor,
                                                                     bounds)

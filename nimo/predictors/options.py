@@ -53,6 +53,9 @@ class PredictorOptions:
     # with ``bounded``: a Gaussian-process correction of T's log-residuals over the training
     # runs (nimo.model.residual), used only while it lowers the cross-validated error
     residual: bool = False
+    # with ``residual``: a correction in use stays on while its fold error is below this
+    # share of the uncorrected one (it comes on only below 0.8 of it); 0: 0.8 both ways
+    residual_hold: float = 0.0
     # with ``bounded``: blend the model with a Gaussian process on log T, by the weight the
     # cross-validation chooses (nimo.planner.blend; 0 keeps the parametric model alone)
     gp: bool = False
@@ -115,6 +118,11 @@ class PredictorOptions:
             raise ConfigError("predictors.min_improvement must lie in [0, 1)")
         if not 0.0 <= self.sticky < 1.0:
             raise ConfigError(f"predictors.sticky must lie in [0, 1), not {self.sticky}")
+        if not 0.0 <= self.residual_hold <= 1.0:
+            raise ConfigError(f"predictors.residual_hold must lie in [0, 1], not "
+                              f"{self.residual_hold}")
+        if self.residual_hold and not self.residual:
+            raise ConfigError("predictors.residual_hold needs predictors.residual: true")
         if not 0.0 <= self.gp_min_share < 1.0:
             raise ConfigError(f"predictors.gp_min_share must lie in [0, 1), not "
                               f"{self.gp_min_share}")
@@ -168,7 +176,7 @@ class PredictorOptions:
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
         for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float),
                           ("gp_min_share", float), ("gp_min_runs", int),
-                          ("gp_probation", int)):
+                          ("gp_probation", int), ("residual_hold", float)):
             try:
                 if key in kw:
                     kw[key] = kind(kw[key])
@@ -186,7 +194,8 @@ class PredictorOptions:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["transforms"] = list(self.transforms)
         # echoed only when set (older designs read the same)
-        for key in ("residual", "gp", "gp_min_share", "gp_min_runs", "gp_probation", "sticky",
+        for key in ("residual", "residual_hold", "gp", "gp_min_share", "gp_min_runs",
+                    "gp_probation", "sticky",
                     "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
                     "weighted", "monotone", "committee_mean"):
             if not d[key]:
