@@ -18,13 +18,10 @@ not applied, and the planner still sees only its own model::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import json
 import tempfile
 from collections.abc import Sequence
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +30,8 @@ import numpy as np
 from benchmarks.learning.blend_probe import on_learner
 from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
 from benchmarks.learning.metrics import reach_and_keep
+from benchmarks.learning.probe_cli import probe_main
 from benchmarks.learning.space import SpaceError, observing, whole_space
-from benchmarks.learning.suites import load_suite
 from nimo.metrics import mape_pct
 
 PREDICTORS = ("delivered", "committee geomean", "committee median", "delivered x geomean")
@@ -121,28 +118,7 @@ def score(records: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="committee_probe")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run")
-    run.add_argument("suite")
-    run.add_argument("--size", type=int, default=60)
-    run.add_argument("--skip", type=int, default=0)
-    run.add_argument("--seeds", default="1")
-    run.add_argument("--cache", type=Path, help="suite CSVs (default as evaluate's)")
-    run.add_argument("--out", type=Path, required=True)
-    sc = sub.add_parser("score")
-    sc.add_argument("file", type=Path)
-    args = ap.parse_args(argv)
-    if args.cmd == "score":
-        print("\n".join(score(json.loads(args.file.read_text()))))
-        return 0
-    cases = load_suite(args.suite, args.cache, args.size)[args.skip:]
-    jobs = [(c, int(s)) for c in cases for s in args.seeds.split(",") if s]
-    with Pool(2) as pool:
-        records = pool.map(probe, jobs, chunksize=1)
-    args.out.write_text(json.dumps(records))
-    print("\n".join(score(records)))
-    return 0
+    return probe_main("committee_probe", probe, score, argv)
 
 
 if __name__ == "__main__":

@@ -25,16 +25,13 @@ campaign runs as it would without the probe::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import copy
 import io
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +39,8 @@ import numpy as np
 
 from benchmarks.learning.blend_probe import on_learner
 from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
+from benchmarks.learning.probe_cli import probe_main
 from benchmarks.learning.space import whole_space
-from benchmarks.learning.suites import load_suite
 from nimo.metrics import mape_pct
 
 CACHES = ("_loo_cache", "_loo_raw", "_cv_cache", "_fixed_cache", "_hyper", "_field",
@@ -84,10 +81,11 @@ class Probe:
             out["residual_off"] = self.residual_kept(learner)
         return out
 
-    def space_error(self, learner: Any) -> float:
+    def space_error(self, learner: Any) -> float | None:
+        """The MAPE over every assignment not run yet (None: every one ran)."""
         ran = {tuple(r) for r in learner.X.tolist()}
         rest = np.array([tuple(r) not in ran for r in self.X.tolist()])
-        return float(mape_pct(self.T[rest], learner.model().predict_many(self.X[rest])))
+        return mape_pct(self.T[rest], learner.model().predict_many(self.X[rest]))
 
     def figures(self, learner: Any, fitted: dict[str, Any]) -> dict[str, float | None]:
         """The model with ``fitted``: fold error with its forms held (correction gated as
@@ -102,8 +100,10 @@ class Probe:
         cv = learner.folds(learner.n, fixed_form=True)
         plain = error_of(T, clip_to_bounds(cv.predicted, bounds))
         corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
-        use = learner._residual_hyper() is not None and None not in (plain, corrected)
-        held = corrected if use and corrected < RESIDUAL_GAIN * plain else plain
+        held = plain
+        if learner._residual_hyper() is not None and plain is not None and (
+                corrected is not None and corrected < RESIDUAL_GAIN * plain):
+            held = corrected
         forget(learner)
         learner.cv_errors()
         return {"held_forms": held, "loo": learner.loo_errors()[0],
@@ -213,7 +213,8 @@ def probe(args: tuple[Any, int, str]) -> dict[str, Any]:
 
 def score(records: Sequence[dict[str, Any]]) -> list[str]:
     """The printed summary: steps by what changed, and both alternatives' tallies."""
-    steps = [s for r in records for s in r["steps"] if "change" in s and s["n"] >= FIRST_STEP]
+    steps = [s for r in records for s in r["steps"]
+             if "change" in s and s["n"] >= FIRST_STEP and s["space"] is not None]
     lines = [f"{len(records)} campaigns, {len(steps)} steps from run {FIRST_STEP}",
              f"{'what changed':28s} {'steps':>6s} {'rose':>5s} {'fell':>5s} "
              f"{'up past 10%':>12s} {'down under':>11s}"]
@@ -221,6 +222,8 @@ def score(records: Sequence[dict[str, Any]]) -> list[str]:
     previous = {id(s): p for r in records for p, s in pairwise(r["steps"])}
     for s in steps:
         a, b = previous[id(s)]["space"], s["space"]
+        if a is None:
+            continue
         c = tally.setdefault(s["change"], Counter())
         c.update(steps=1, rose=b > 1.3 * a and b > a + 2, fell=b < a / 1.3 and b < a - 2,
                  up=a <= 10 < b, down=b <= 10 < a)
@@ -259,7 +262,7 @@ def switch_lines(steps: Sequence[dict[str, Any]]) -> list[str]:
 def residual_lines(steps: Sequence[dict[str, Any]]) -> list[str]:
     """The correction switching off: kept on instead, by the folds' ratio that switched it."""
     ev = [s["residual_off"] for s in steps if "residual_off" in s
-          and s["residual_off"]["ratio"] is not None]
+          and None not in s["residual_off"].values()]
     if not ev:
         return ["residual correction off: none scored"]
     on, off = (np.array([e[k] for e in ev]) for k in ("on", "off"))
@@ -274,29 +277,7 @@ def residual_lines(steps: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="step_probe")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run")
-    run.add_argument("suite")
-    run.add_argument("--size", type=int, default=60)
-    run.add_argument("--skip", type=int, default=0)
-    run.add_argument("--seeds", default="1")
-    run.add_argument("--design", default="recommended")
-    run.add_argument("--cache", type=Path, help="suite CSVs (default as evaluate's)")
-    run.add_argument("--out", type=Path, required=True)
-    sc = sub.add_parser("score")
-    sc.add_argument("file", type=Path)
-    args = ap.parse_args(argv)
-    if args.cmd == "score":
-        print("\n".join(score(json.loads(args.file.read_text()))))
-        return 0
-    cases = load_suite(args.suite, args.cache, args.size)[args.skip:]
-    jobs = [(c, int(s), args.design) for c in cases for s in args.seeds.split(",") if s]
-    with Pool(2) as pool:
-        records = pool.map(probe, jobs, chunksize=1)
-    args.out.write_text(json.dumps(records))
-    print("\n".join(score(records)))
-    return 0
+    return probe_main("step_probe", probe, score, argv, design=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def test_a_step_is_classed_by_what_changed() -> None:
     assert change_of(sig(), sig(blend=0.5)) == "blend"
 
 
-def step(n: int, space: float, change: str | None = None, **extra: dict) -> dict:
+def step(n: int, space: float | None, change: str | None = None, **extra: dict) -> dict:
     return {"n": n, "space": space, **({"change": change} if change else {}), **extra}
 
 
@@ -113,3 +113,17 @@ def test_the_probe_leaves_the_campaign_as_it_runs_without_it(tmp_path: Path) -> 
     assert probed["steps"] == len(plain["runs"]) - 1  # every step from the second run
     switches, residual_off = probed["scored"]
     assert switches >= 1 and residual_off >= 1  # both alternatives scored, and restored
+
+
+def test_score_reads_a_written_run_from_the_command_line(tmp_path: Path, capsys) -> None:
+    from benchmarks.learning.step_probe import main
+
+    records = [{"case": "c", "seed": 1, "steps": [step(5, 20.0), step(6, 8.0, "refit"),
+                                                   step(7, None, "form")]}]
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(records))
+    assert main(["score", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 campaigns, 1 steps from run 6"  # a step with every candidate run skipped
+    assert out[2].split() == ["refit", "1", "0", "1", "0", "1"]
+    assert out[-2:] == ["form switches: none scored", "residual correction off: none scored"]
