@@ -90,16 +90,11 @@ class Probe:
     def figures(self, learner: Any, fitted: dict[str, Any]) -> dict[str, float | None]:
         """The model with ``fitted``: fold error with its forms held (correction gated as
         the learner gates it), leave-one-out error of T, whole-space error."""
-        from nimo.model.support import clip_to_bounds
-        from nimo.planner.crossval import error_of
         from nimo.planner.learner import RESIDUAL_GAIN
 
         learner.fitted = fitted
         forget(learner)
-        T, bounds = learner.T(), learner.bounds()
-        cv = learner.folds(learner.n, fixed_form=True)
-        plain = error_of(T, clip_to_bounds(cv.predicted, bounds))
-        corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
+        plain, corrected = fold_errors(learner, fixed_form=True)
         held = plain
         if learner._residual_hyper() is not None and plain is not None and (
                 corrected is not None and corrected < RESIDUAL_GAIN * plain):
@@ -111,18 +106,24 @@ class Probe:
 
     def residual_kept(self, learner: Any) -> dict[str, float | None]:
         """The whole-space error as delivered (off) and with the correction kept on."""
-        from nimo.model.support import clip_to_bounds
-        from nimo.planner.crossval import error_of
-
-        cv = learner.folds(learner.n)
-        T, bounds = learner.T(), learner.bounds()
-        plain = error_of(T, clip_to_bounds(cv.predicted, bounds))
-        corrected = error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds))
+        plain, corrected = fold_errors(learner)
         off = self.space_error(learner)
         learner.use_residual, learner._field = True, None
         on = self.space_error(learner)
         ratio = corrected / plain if plain and corrected is not None else None
         return {"off": off, "on": on, "ratio": ratio}
+
+
+def fold_errors(learner: Any, fixed_form: bool = False) -> tuple[float | None, float | None]:
+    """The learner's 5-fold error of T without and with the residual correction (forms
+    selected in every fold, or ``fixed_form``: the delivered forms refitted)."""
+    from nimo.model.support import clip_to_bounds
+    from nimo.planner.crossval import error_of
+
+    cv = learner.folds(learner.n, fixed_form=fixed_form)
+    T, bounds = learner.T(), learner.bounds()
+    return (error_of(T, clip_to_bounds(cv.predicted, bounds)),
+            error_of(T, clip_to_bounds(cv.predicted * cv.factor, bounds)))
 
 
 def signature(learner: Any) -> dict[str, Any]:
