@@ -19,6 +19,8 @@ does (the same seeds), so it needs the suite's CSVs in the cache the results nam
 from __future__ import annotations
 
 import argparse
+import bisect
+import json
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -44,6 +46,7 @@ def floor_pct(spec: appgen.AppSpec,
 def campaign_floor(case: Case, seed: int, judge: int, external: int) -> float:
     """The floor of the campaign (case, seed): its own external test set, as ``evaluate``
     drew it after withholding the same judge set."""
+    # the judge split and external draw depend on the case and seed only, not the design
     job = Job(case=case, design="recommended", seed=seed, judge=judge, external=external)
     with tempfile.TemporaryDirectory(prefix="nimo-floor-") as d:
         train, _ = split_case(job, Path(d))
@@ -76,8 +79,8 @@ def floors(results: Mapping[str, Any], design: str) -> list[dict[str, Any]]:
 
 
 def band_of(floor: float) -> str:
-    lows = [b for b in BANDS if floor >= b]
-    i = BANDS.index(lows[-1])
+    """The band of ``BANDS`` that ``floor`` (>= 0) falls in."""
+    i = bisect.bisect_right(BANDS, floor) - 1
     return f">= {BANDS[i]:g}%" if i == len(BANDS) - 1 else f"{BANDS[i]:g}-{BANDS[i + 1]:g}%"
 
 
@@ -90,8 +93,10 @@ def report(rows: Sequence[dict[str, Any]], design: str) -> list[str]:
            f"median {np.median(f):.2f}%, 90th percentile {np.percentile(f, 90):.2f}%, "
            f"max {f.max():.2f}%",
            "floor band   campaigns  reach & keep 10% within 2%"]
-    for band in dict.fromkeys(band_of(b) for b in BANDS):
-        sel = [r for r in rows if band_of(r["floor"]) == band]
+    by_band: dict[str, list[dict[str, Any]]] = {band_of(b): [] for b in BANDS}
+    for r in rows:
+        by_band[band_of(r["floor"])].append(r)
+    for band, sel in by_band.items():
         hit = sum(r["reached"] for r in sel)
         share = f"{hit} ({hit / len(sel):.0%})" if sel else "-"
         out.append(f"{band:<12} {len(sel):>9}  {share}")
@@ -105,8 +110,6 @@ def report(rows: Sequence[dict[str, Any]], design: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import json
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", type=Path, help="an evaluate --out JSON (generated suite)")
     ap.add_argument("--design", default="recommended")
