@@ -38,6 +38,7 @@ from nimo.campaign.metrics import (
     nonpositive_predictions,
     recorded_values,
     unmeasured_knobs,
+    unmeasured_levels,
     unseen_categories,
 )
 from nimo.records import RunPurpose
@@ -246,7 +247,9 @@ def _signed(pct: float) -> str:
 
 def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Knobs never measured (every run that varied them failed), then knobs whose levels
-    reach beyond the values the model was fitted on (it extrapolates there) and categorical
+    reach beyond the values the model was fitted on (it extrapolates there), then common
+    levels between measured ones that no run held (``training.unmeasured_levels``: it
+    interpolates there) and categorical
     knobs with categories it was not fitted on, then a large share of candidates far from
     every run (``training.far_share``), then predicted times that are not positive
     (``training.nonpositive_share``). Those values are the model's own record
@@ -267,6 +270,7 @@ def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple
         if it.get("status", "done") == "done" and it.get("purpose") in TRAINING_PURPOSES])
     return (tuple(u.warning() for u in unmeasured)
             + tuple(e.warning() for e in extrapolated_knobs(levels, measured))
+            + tuple(u.warning() for u in unmeasured_levels(model) if u.knob in levels)
             + tuple(c.warning() for c in unseen_categories(categories, measured))
             + tuple(f.warning() for f in [far_from_runs(model, FAR_WARN_SHARE)]
                     if f is not None)

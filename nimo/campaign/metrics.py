@@ -124,6 +124,39 @@ class Extrapolated:
 
 
 @dataclass(frozen=True)
+class UnmeasuredLevels:
+    """A knob's ``levels`` (each with the share of the candidates holding it) between its
+    measured values that no training run held (``training.unmeasured_levels``): the model
+    interpolates there, and an internal error cross-validated over the runs cannot see how
+    well."""
+
+    knob: str
+    levels: tuple[tuple[float, float], ...]
+
+    def warning(self) -> str:
+        shown = ", ".join(f"{v:g} ({s:.0%} of the candidates)" for v, s in self.levels[:3])
+        more = f" and {len(self.levels) - 3} more" if len(self.levels) > 3 else ""
+        return (f"knob {self.knob}: {shown}{more} never measured; predictions there "
+                "interpolate between measured levels, and the internal error does not "
+                "cover them")
+
+
+def unmeasured_levels(model: object) -> list[UnmeasuredLevels]:
+    """A model's (document or loaded) ``training.unmeasured_levels``, the readable entries
+    of it: [level, share] pairs of finite numbers with the share in [0, 1]."""
+    record = training_record(model).get("unmeasured_levels")
+    if not isinstance(record, Mapping):
+        return []
+    out = []
+    for knob, pairs in record.items():
+        read = [finite_numbers(p) for p in (pairs if isinstance(pairs, list) else [])]
+        levels = tuple((p[0], p[1]) for p in read if len(p) == 2 and 0 <= p[1] <= 1)
+        if levels:
+            out.append(UnmeasuredLevels(str(knob), levels))
+    return out
+
+
+@dataclass(frozen=True)
 class UnseenCategories:
     """A categorical knob whose training runs never held the categories ``unseen``: the
     model has no term for them and predicts them as another category."""

@@ -15,6 +15,7 @@ from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.planner.ledger import RunLedger
 from nimo.planner.prospective import prospective_error_pct
+from nimo.planner.strategies.levels import unmeasured_interior_levels
 from nimo.planner.strategies.stop import Progress, StopRules, unreached
 from nimo.predictors import PredictorOptions
 from nimo.records import IterationRecord, RunOutcome, RunRequest, Sample
@@ -169,6 +170,7 @@ class BasePlanner(Planner):
             "measured_range": self.measured_range(),
             **({"measured_categories": held} if (held := self.measured_categories()) else {}),
             **({"far_share": round(far, 4)} if (far := self.far_share()) is not None else {}),
+            **({"unmeasured_levels": u} if (u := self.unmeasured_levels()) else {}),
             **({"nonpositive_share": round(bad, 4)} if (bad := self.nonpositive_share()) else {}),
         }
 
@@ -190,6 +192,11 @@ class BasePlanner(Planner):
             return None
         levels = [a.levels for a in learner.space.attributes]
         return far_share(levels, learner.X, learner.space.candidates)
+
+    def unmeasured_levels(self) -> dict[str, list[list[float]]]:
+        """Levels a tenth or more of the candidates hold, inside the measured range, that no
+        sample the model is fitted on holds (:func:`unmeasured_interior_levels`)."""
+        return unmeasured_interior_levels(self.learner.space, self.learner.X)
 
     def nonpositive_share(self) -> float:
         """The share of the candidates (a seeded subset) where the model predicts a T that is

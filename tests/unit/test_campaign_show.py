@@ -187,6 +187,26 @@ def test_predict_warns_outside_the_measured_range_inside_the_levels(replayed, tm
     assert err.count("outside the measured range") == 1
 
 
+def test_predict_warns_at_a_recorded_level_no_run_held(replayed, tmp_path, capsys) -> None:
+    url, _ = replayed
+    model = tmp_path / "m.json"
+    assert main(["model", "export", "cpu", "--store", url, "-o", str(model)]) == 0
+    doc = json.loads(model.read_text())
+    first = doc["attributes"][0]
+    name, levels = first["name"], sorted(first["levels"])
+    doc["training"]["measured_range"][name] = [levels[0], levels[-1]]
+    doc["training"]["unmeasured_levels"] = {name: [[levels[1], 0.25]]}  # as if never run
+    model.write_text(json.dumps(doc))
+    others = [f"{a['name']}={a['levels'][0]:g}" for a in doc["attributes"][1:]]
+    capsys.readouterr()
+    assert main(["predict", str(model), f"{name}={levels[1]:g}", *others]) == 0
+    got = capsys.readouterr()
+    assert got.out.startswith("T = ")
+    assert f"{name}={levels[1]:g} was never measured (a level between measured ones)" in got.err
+    assert main(["predict", str(model), f"{name}={levels[0]:g}", *others]) == 0
+    assert "never measured" not in capsys.readouterr().err
+
+
 def test_predict_falls_back_to_the_levels_when_the_recorded_range_is_garbled(
         replayed, tmp_path, capsys) -> None:
     url, _ = replayed

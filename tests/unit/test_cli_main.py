@@ -87,5 +87,6 @@ def test_replay_quiet_prints_no_table_but_the_final_summary() -> None:
                 "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert "run  purpose" not in proc.stderr + proc.stdout
-    summary = proc.stdout.strip().splitlines()[-1]
+    summary, *warnings = proc.stdout.strip().splitlines()
     assert summary.startswith("design recommended: ") and "external MAPE" in summary
+    assert all(w.startswith("design recommended: warning: ") for w in warnings), warnings

@@ -5,7 +5,8 @@ refused (one line, exit 2). An interval the model cannot compute (a predictor's 
 unknown, or not finite so far off the grid) is said to be unavailable, in words. A
 value outside the range the model was fitted on (the lowest and highest value of each
 attribute among its samples, ``training.measured_range``; each attribute's levels for a model
-that does not record it) is an extrapolation: predicted, with a warning on stderr; so is any
+that does not record it) is an extrapolation: predicted, with a warning on stderr; so is a
+common level inside that range no sample held (``training.unmeasured_levels``), and any
 prediction of a model with attributes its campaign never measured. A prediction that is
 not a positive time (an unbounded model's form gone wrong) is printed with an error line on
 stderr and exit 3, so that automation never takes it for a run time. A family model
@@ -91,9 +92,10 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
     model that does not record that range, its levels), and per category of a categorical
     attribute (``categories``) no training run held; never-measured attributes are left to
     :func:`unmeasured_warnings`."""
-    from nimo.campaign.metrics import recorded_values
+    from nimo.campaign.metrics import recorded_values, unmeasured_levels
 
     names = [str(a["name"]) for a in model.attributes]
+    gaps = {u.knob: {v for v, _ in u.levels} for u in unmeasured_levels(model)}
     spans = recorded_values(model, "measured_range", [n for n in names if n not in categories])
     held = recorded_values(model, "measured_categories", categories)
     out = []
@@ -115,6 +117,9 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
         elif not min(span) <= value <= max(span):
             out.append(f"{name}={value:g} is outside the {what} {min(span):g} .. "
                        f"{max(span):g}: the prediction is an extrapolation")
+        elif value in gaps.get(name, ()):
+            out.append(f"{name}={value:g} was never measured (a level between measured "
+                       "ones): the prediction interpolates there")
     return out
 
 
