@@ -249,12 +249,11 @@ def model_warnings(model: Any, iterations: Sequence[Mapping[str, Any]]) -> tuple
     """Knobs never measured (every run that varied them failed), then knobs whose levels
     reach beyond the values the model was fitted on (it extrapolates there), then common
     levels between measured ones that no run held (``training.unmeasured_levels``: it
-    interpolates there) and categorical
-    knobs with categories it was not fitted on, then a large share of candidates far from
-    every run (``training.far_share``), then predicted times that are not positive
-    (``training.nonpositive_share``). Those values are the model's own record
-    (``training.measured_range``, ``measured_categories``: PBDF runs a design trains on
-    included) or, for a model without it, the training runs'."""
+    interpolates there) and categorical knobs with categories it was not fitted on, then
+    a large share of candidates far from every run (``training.far_share``), then
+    predicted times that are not positive (``training.nonpositive_share``). Those values
+    are the model's own record (``training.measured_range``, ``measured_categories``: PBDF
+    runs a design trains on included) or, for a model without it, the training runs'."""
     unmeasured = unmeasured_knobs(
         (it["assignment"], it.get("status", "done") == "done") for it in iterations)
     attributes = model.get("attributes") if isinstance(model, Mapping) else None
