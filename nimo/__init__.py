@@ -6,7 +6,9 @@ Data flow: inventory/space -> planner (ask) -> runner (workbench) -> samples (te
 The Python API (``nimo.api``, documented there) is re-exported here and loaded on first use,
 so ``import nimo`` stays cheap: ``nimo.learn``, ``nimo.make_planner``, ``nimo.outcome``,
 ``nimo.load_model``, ``nimo.predict``, ``nimo.open_store``, ``nimo.sample_records``,
-``nimo.to_dataframe``, ... Replay and design presets: ``workbench.api``.
+``nimo.to_dataframe``, ... Replay and design presets: ``workbench.api``. ``nimo.load_model``,
+``nimo.CostModel`` and ``nimo.Prediction`` come from ``nimo.model``, so a scheduler's venv
+with numpy alone can use them.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ _API = (
 )
 
 
+_NUMPY_ONLY = ("CostModel", "Prediction", "load_model")  # from nimo.model, not nimo.api
+
+
 def __getattr__(name: str) -> Any:
+    if name in _NUMPY_ONLY:
+        return getattr(importlib.import_module("nimo.model"), name)
     if name in _API:
         return getattr(importlib.import_module("nimo.api"), name)
     raise AttributeError(f"module 'nimo' has no attribute {name!r}")

@@ -17,6 +17,7 @@ naming the task, never ranked. See docs/scheduling.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,10 @@ class StagingModel:
     latency_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.bandwidth_mb_s <= 0 or self.latency_s < 0:
-            raise ConfigError("staging link needs bandwidth > 0 and latency >= 0")
+        if not (math.isfinite(self.bandwidth_mb_s) and self.bandwidth_mb_s > 0
+                and math.isfinite(self.latency_s) and self.latency_s >= 0):
+            raise ConfigError("staging link needs a finite bandwidth > 0 and latency >= 0 "
+                              f"(got {self.bandwidth_mb_s!r} MB/s, {self.latency_s!r} s)")
 
     def predict(self, size_mb: float) -> Prediction:
         t = self.latency_s + float(size_mb) / self.bandwidth_mb_s
@@ -81,11 +84,12 @@ class PlanCost:
 def task_time(node: Any, data: Mapping[str, Any]) -> float:
     """Predicted time of one DAG node (see the module docstring for its attributes)."""
     if "time_s" in data:
-        return float(data["time_s"])
+        return _duration(node, "time_s", data["time_s"])
     if "staging" in data:
         if "size_mb" not in data:
             raise ConfigError(f"staging task {node!r} lacks size_mb")
-        return float(data["staging"].predict(float(data["size_mb"])).mean)
+        size = _duration(node, "size_mb", data["size_mb"])
+        return _duration(node, "staging time", data["staging"].predict(size).mean)
     if "model" in data:
         model = data["model"]
         if isinstance(model, str | Path):
@@ -99,6 +103,17 @@ def task_time(node: Any, data: Mapping[str, Any]) -> float:
                              hint="learn it with a bounded design such as recommended")
         return float(p.mean)
     raise ConfigError(f"task {node!r} has no model, staging or time_s")
+
+
+def _duration(node: Any, key: str, value: Any) -> float:
+    """``value`` as a finite number >= 0 (ConfigError naming task ``node`` and ``key``)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0):
+        raise ConfigError(f"task {node!r}: {key} must be a finite number >= 0, not {value!r}")
+    return v
 
 
 def plan_cost(dag: Any) -> PlanCost:

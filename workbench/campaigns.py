@@ -253,17 +253,21 @@ def preflight(inventory_path: str | Path) -> None:
 
 class JsonStream(Observer):
     """Rewrites the ``--json`` document (atomically) after every told run, so a crash or a
-    kill leaves the campaign so far; ``stopped_because`` stays null until it ends."""
+    kill leaves the campaign so far; ``stopped_because`` stays null until it ends. A device
+    or a FIFO gets the final document only (written once, like stdout)."""
 
     def __init__(self, info: CampaignInfo, path: str | Path,
                  categories: Categories | None = None) -> None:
         self.info = info
         self.path = path
+        self.live = not _special_file(Path(path))
         self.categories = categories or {}
         self.records: list[IterationRecord] = []
 
     def iteration(self, outcome: RunOutcome, record: IterationRecord, model: Any) -> None:
         self.records.append(record)
+        if not self.live:
+            return
         partial = CampaignResult(
             name=self.info.name, design=self.info.design, iterations=tuple(self.records),
             stopped_because=None, model=model, all_samples_s=self.info.spec.get("all_samples_s"),
@@ -341,14 +345,21 @@ def clean_hosts(info: CampaignInfo, interrupted: Sequence[StoredRun],
 def write_json(result: CampaignResult, path: str | Path,
                categories: Categories | None = None) -> Path:
     """Write ``result.to_dict()`` (non-finite numbers as null; a categorical attribute's
-    levels as their names) atomically (a temporary file renamed over ``path``); ``-`` means
-    stdout."""
+    levels as their names) atomically (a temporary file renamed over ``path``; a device or a
+    FIFO is written through, never replaced); ``-`` means stdout."""
     doc = named_document(result.to_dict(), categories or {})
     text = json.dumps(finite_document(doc), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         print(text, end="")
         return Path("-")
     path = Path(path)
+    if _special_file(path):  # /dev/null, a FIFO: write through, never replace
+        try:
+            with path.open("w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise FileAccessError(f"cannot write {path}: {e.strerror or e}") from None
+        return path
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                    dir=path.parent if str(path.parent) else ".")
@@ -367,3 +378,8 @@ def write_json(result: CampaignResult, path: str | Path,
 
 
 __all__ = ["check_json_target", "launch_live", "launch_replay", "resume", "write_json"]
+
+
+def _special_file(path: Path) -> bool:
+    """``path`` exists and is neither a regular file nor a directory (a device, a FIFO)."""
+    return path.exists() and not path.is_file() and not path.is_dir()

@@ -2,7 +2,8 @@
 
 ``kind='occupancy'``: ``T = f_D * (f_a + f_n + f_d)``; ``kind='direct'``: ``T = f_T`` (for
 datasets that record only T). JSON layout: docs/model-format.md. Imports only numpy, the
-stdlib and ``nimo.errors`` so that a scheduler can load a model with numpy alone.
+stdlib, ``nimo.errors``, ``nimo.finite`` and ``nimo.metrics`` so that a scheduler can load
+a model with numpy alone.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ from nimo.model.support import (
     support_from,
 )
 from nimo.model.validate import (
+    assigned_value,
+    attributes_from,
     calibration_from,
     field_of,
     kind_from,
     optional_fields,
     predictors_from,
+    training_from,
 )
 
 FORMAT = "nimo-cost-model"
@@ -175,10 +179,7 @@ class CostModel:
         if missing:
             raise ModelError(f"assignment lacks attribute {missing[0]!r}",
                              hint="model attributes: " + ", ".join(self.names))
-        try:
-            return np.array([[float(assignment[n]) for n in self.names]])
-        except (TypeError, ValueError) as e:
-            raise ModelError(f"assignment has a non-numeric value ({e})") from None
+        return np.array([[assigned_value(n, assignment[n]) for n in self.names]])
 
     def predict_targets(self, X: np.ndarray) -> dict[str, np.ndarray]:
         """Each predictor's prediction for rows X."""
@@ -331,10 +332,7 @@ class CostModel:
         if version > VERSION:
             raise ModelError(f"written by a newer NIMO: version {version} > {VERSION}")
         kind = kind_from(d, tuple(KINDS))
-        attrs = field_of(d, "attributes")
-        if not isinstance(attrs, list) or not all(isinstance(a, Mapping) and "name" in a
-                                                  for a in attrs):
-            raise ModelError("corrupt cost model: field 'attributes' must list {name, ...}")
+        attrs = attributes_from(field_of(d, "attributes"))
         names = [str(a["name"]) for a in attrs]
         preds = field_of(d, "predictors")
         if not isinstance(preds, Mapping):
@@ -352,7 +350,7 @@ class CostModel:
             reference=reference,
             kind=kind,
             predictors=predictors_from(preds, names),
-            training=dict(d.get("training") or {}),
+            training=training_from(d.get("training")),
             created_at=str(d.get("created_at") or ""),
             calibration=calibration_from(d.get("calibration")),
             bounds=bounds_from(d.get("bounds")),

@@ -253,7 +253,7 @@ class FittedPredictor:
                 scale=tuple(float(v) for v in d["scale"]),
                 y_ref=float(d["y_ref"]),
                 y_scale=float(d["y_scale"]),
-                response=str(d.get("response", "identity")),
+                response=str(d["response"]),
                 terms=tuple(Term.from_dict(t) for t in d["terms"]),
                 params=np.array([float(v) for v in d["params"]]),
                 cov=np.array([[nan(v) for v in row] for row in d["cov"]], dtype=float),

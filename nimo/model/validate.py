@@ -3,6 +3,7 @@ names the field and what would be valid (docs/model-format.md, "Errors")."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,46 @@ def kind_from(d: Mapping[str, Any], kinds: Sequence[str]) -> str:
         raise ModelError(f"corrupt cost model: bad field 'kind' ({kind!r}; must be one of: "
                          f"{', '.join(kinds)})")
     return kind
+
+
+def assigned_value(name: str, value: Any) -> float:
+    """An assignment's value of attribute ``name`` as a finite float (ModelError naming it)."""
+    try:
+        v = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v):
+        raise ModelError(f"assignment: {name} = {value!r} is not a finite number")
+    return v
+
+
+def attributes_from(attrs: Any) -> list[dict[str, Any]]:
+    """The ``attributes`` field: objects with a ``name`` and ``levels``, a non-empty list of
+    finite numbers (the support, the residual and the process scale by them)."""
+    if not isinstance(attrs, list) or not all(isinstance(a, Mapping) and "name" in a
+                                              for a in attrs):
+        raise ModelError("corrupt cost model: field 'attributes' must list {name, ...}")
+    for i, a in enumerate(attrs):
+        levels = a.get("levels")
+        if not isinstance(levels, list) or not levels or not all(
+                _finite_number(v) for v in levels):
+            raise ModelError(f"corrupt cost model: bad field 'attributes[{i}].levels' "
+                             f"({str(levels)[:60]}; must list at least one finite number)")
+    return [dict(a) for a in attrs]
+
+
+def _finite_number(v: Any) -> bool:
+    return (isinstance(v, int | float) and not isinstance(v, bool)
+            and bool(np.isfinite(float(v))))
+
+
+def training_from(t: Any) -> dict[str, Any]:
+    """The ``training`` summary ({} when absent): an object."""
+    if t is None:
+        return {}
+    if not isinstance(t, Mapping):
+        raise ModelError("corrupt cost model: field 'training' must be an object")
+    return dict(t)
 
 
 def calibration_from(c: Any) -> dict[str, Any]:

@@ -78,6 +78,7 @@ class AllSamplesPlanner(BasePlanner):
         self.reference = space.min_capacity()
         self.learner = _learner_on_every_attribute(self, self.reference)
         self._asked = False
+        self._cut = False  # stop.max_runs left candidates unasked
 
     def ask(self) -> list[RunRequest]:
         if self.stopped_because is not None:
@@ -87,7 +88,9 @@ class AllSamplesPlanner(BasePlanner):
         if self._asked:
             return self._stop(EVERYTHING_MEASURED)
         self._asked = True
-        return [self._request(a, "train") for a in self._capped(self.space.candidates)]
+        wanted = self._capped(self.space.candidates)
+        self._cut = len(wanted) < len(self.space.candidates)
+        return [self._request(a, "train") for a in wanted]
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
         req, a, sample = self.ledger.accept(outcome)
@@ -106,7 +109,9 @@ class AllSamplesPlanner(BasePlanner):
             learner.set_reference_sample(learner.samples[0])
         learner.refit()
         self._score(*learner.loo_errors())
-        self.stopped_because = EVERYTHING_MEASURED
+        self.stopped_because = (EVERYTHING_MEASURED if not self._cut else
+                                f"run budget spent ({self.ledger.told} runs >= max_runs "
+                                f"{self.design.stop.max_runs})")
 
 
 def _learner_on_every_attribute(planner: BasePlanner, reference: tuple[float, ...]) -> Learner:

@@ -28,7 +28,7 @@ from nimo.config import (
 from nimo.errors import ConfigError
 from nimo.planner.strategies.error import CV_ERRORS, ERROR_ESTIMATES
 from nimo.planner.strategies.reference import REFERENCES
-from nimo.planner.strategies.sampling import SAMPLINGS
+from nimo.planner.strategies.samplings import SAMPLINGS
 from nimo.planner.strategies.traversal import TRAVERSALS
 from nimo.planner.targets import PREDICTOR_NAMES, TARGET_OF
 from nimo.predictors.options import PredictorOptions

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -90,3 +92,34 @@ def test_replay_quiet_prints_no_table_but_the_final_summary() -> None:
     summary, *warnings = proc.stdout.strip().splitlines()
     assert summary.startswith("design recommended: ") and "external MAPE" in summary
     assert all(w.startswith("design recommended: warning: ") for w in warnings), warnings
+
+
+class FullDisk(io.StringIO):
+    """A stdout on a full disk: every write fails with ENOSPC."""
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("no fileno")
+
+
+def test_stdout_on_a_full_disk_is_one_error_line_and_exit_2(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    assert main(["datasets"]) == 2
+    err = capsys.readouterr().err
+    assert err == "nimo datasets: error: No space left on device\n"
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_130(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import workbench.cli as cli
+
+    def interrupted(_command: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["replay", "memory_cliff"]) == 130
+    assert capsys.readouterr().err == "nimo: interrupted\n"

@@ -129,6 +129,36 @@ def test_load_errors(tmp_path: Path) -> None:
         CostModel.from_dict(d)
 
 
+@pytest.mark.parametrize("levels", [[float("nan"), 1.0], ["a", "b"], [], None, [True, 2.0]])
+def test_attribute_levels_must_be_finite_numbers(levels) -> None:
+    d = json.loads(json.dumps(occupancy_model()[0].to_dict()))
+    if levels is None:
+        del d["attributes"][1]["levels"]
+    else:
+        d["attributes"][1]["levels"] = levels
+    with pytest.raises(ModelError, match=r"bad field 'attributes\[1\]\.levels'"):
+        CostModel.from_dict(d)
+
+
+def test_training_must_be_an_object_and_response_is_required() -> None:
+    good = occupancy_model()[0].to_dict()
+    with pytest.raises(ModelError, match="field 'training' must be an object"):
+        CostModel.from_dict({**good, "training": "x"})
+    assert CostModel.from_dict({**good, "training": None}).training == {}
+    d = json.loads(json.dumps(good))
+    del d["predictors"]["D"]["response"]
+    with pytest.raises(ModelError, match="predictor 'D' lacks field 'response'"):
+        CostModel.from_dict(d)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "nan", True, None, "x"])
+def test_a_knob_value_that_is_not_a_finite_number_is_refused(value) -> None:
+    model, _ = occupancy_model()
+    with pytest.raises(ModelError, match=f"assignment: cpu = {value!r} is not a finite"):
+        model.predict_interval({**REF, "cpu": value})
+    assert model.predict({**REF, "cpu": "930"}) == model.predict({**REF, "cpu": 930.0})
+
+
 def predict_in_a_fresh_process(path: Path, row: dict[str, float]) -> tuple[float, str]:
     """(the model at ``path`` loaded and predicting ``row`` in a fresh Python, the heavy
     packages that process imported: "[]" when numpy alone sufficed)."""
@@ -143,13 +173,25 @@ def predict_in_a_fresh_process(path: Path, row: dict[str, float]) -> tuple[float
 
 
 def test_import_pulls_no_heavy_packages() -> None:
-    code = ("import sys, nimo.model; "
+    code = ("import sys, nimo, nimo.model; nimo.load_model; nimo.CostModel; "
             "bad = sorted({m.split('.')[0] for m in sys.modules} & "
             "{'statsmodels', 'scipy', 'pandas', 'patsy', 'sqlmodel'}); print(','.join(bad))")
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_model_loads_from_the_documented_files_alone() -> None:
+    """docs/model-format.md: nimo/__init__.py, errors.py, finite.py, metrics.py and
+    nimo/model/ are all a numpy-only venv needs."""
+    code = ("import sys, nimo; nimo.load_model; "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('nimo'))))")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, check=True).stdout.split()
+    allowed = {"nimo", "nimo.errors", "nimo.finite", "nimo.metrics", "nimo.model"}
+    assert out and all(m in allowed or m.startswith("nimo.model.") for m in out), out
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ from test_cost_model import REF, direct_model
 from test_planner import PAPER, campaign
 
 from nimo.campaign.metrics import nonpositive_predictions
-from nimo.errors import ModelError
+from nimo.errors import ConfigError, ModelError
 from nimo.model import CostModel
-from nimo.scheduling import plan_cost
+from nimo.scheduling import StagingModel, plan_cost
 from workbench.cli import main
 from workbench.exitstatus import model_warnings
 
@@ -78,3 +78,21 @@ def test_the_planner_records_the_share_its_model_predicts_nonpositive(monkeypatc
     monkeypatch.setattr(planner.learner, "predicted_T", half_negative)
     share = planner.model().training["nonpositive_share"]
     assert share == pytest.approx(0.5, abs=0.01)
+
+
+@pytest.mark.parametrize("node", [{"time_s": float("nan")}, {"time_s": -5.0}, {"time_s": "x"},
+                                  {"staging": StagingModel(10.0), "size_mb": float("inf")}])
+def test_plan_costing_refuses_a_time_that_is_not_a_duration(node) -> None:
+    dag = nx.DiGraph()
+    dag.add_node("a", time_s=1.0)
+    dag.add_node("b", **node)
+    dag.add_edge("a", "b")
+    with pytest.raises(ConfigError, match="task 'b': .* must be a finite number >= 0"):
+        plan_cost(dag)
+
+
+@pytest.mark.parametrize(("bw", "lat"), [(float("nan"), 0.0), (0.0, 0.0), (10.0, float("inf")),
+                                         (10.0, -1.0)])
+def test_a_staging_link_needs_finite_positive_figures(bw: float, lat: float) -> None:
+    with pytest.raises(ConfigError, match="staging link needs"):
+        StagingModel(bw, lat)

@@ -11,6 +11,7 @@ import pytest
 from nimo.campaign import Campaign
 from nimo.errors import ConfigError
 from nimo.planner import make_planner, parse_design
+from nimo.planner.baselines import EVERYTHING_MEASURED
 from nimo.planner.sequences import lmax_level_order
 from nimo.records import RunOutcome, RunStatus, Sample
 from nimo.runner import SequentialRunMany
@@ -115,6 +116,15 @@ def test_min_reference_then_lmax_sequence_on_the_first_attribute():
     expected = [v for v in lmax_level_order(CPU.levels) if v != ref[0]][:3]
     assert [a[0] for a in train] == expected
     assert all(a[1:] == ref[1:] for a in train)
+
+
+def test_all_samples_cut_by_max_runs_says_the_budget_stopped_it():
+    _, runner, result = campaign({"strategy": "all_samples", "stop": {"max_runs": 5}})
+    assert len(runner.asked) == 5 < len(SPACE.candidates)
+    assert result.stopped_because == "run budget spent (5 runs >= max_runs 5)"
+    _, runner, result = campaign({"strategy": "all_samples"})
+    assert len(runner.asked) == len(SPACE.candidates)
+    assert result.stopped_because == EVERYTHING_MEASURED
 
 
 def test_pbdf_ranks_cpu_first_for_f_a_and_latency_first_for_f_n():

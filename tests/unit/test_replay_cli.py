@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,20 @@ def test_replay_writes_the_documented_json(tmp_path):
     assert doc["stopped_because"]
     assert doc["model"]["format"] == "nimo-cost-model"
     assert "external MAPE" in proc.stdout
+
+
+def test_json_into_a_fifo_is_written_through_not_replaced(tmp_path):
+    """``--json /dev/null`` (as root) must never replace the device with a file."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    proc = nimo("replay", str(DATA), "--seed", "1", "--json", str(fifo), "--quiet")
+    reader.join(timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and json.loads(got[0])["model"]["format"] == "nimo-cost-model"
 
 
 def test_replay_with_a_paper_preset_and_predict_from_its_model(tmp_path):

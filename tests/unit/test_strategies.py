@@ -30,7 +30,8 @@ from nimo.planner.strategies.predictor_order import (
     predictor_order_for,
 )
 from nimo.planner.strategies.reference import REFERENCES
-from nimo.planner.strategies.sampling import SAMPLINGS, LmaxI1, Sampling
+from nimo.planner.strategies.sampling import LmaxI1, Sampling
+from nimo.planner.strategies.samplings import SAMPLINGS
 from nimo.planner.strategies.stop import (
     STOP_CONDITIONS,
     ErrorThreshold,

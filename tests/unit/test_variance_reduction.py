@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nimo.model.gp import GPHyper, LogTProcess
-from nimo.planner.strategies.sampling import SupportPointsAndEdges, SupportThenVariance
+from nimo.planner.strategies.support_sampling import SupportPointsAndEdges, SupportThenVariance
 from nimo.planner.strategies.variance import over_rows, seeded_subset, variance_reduction
 from nimo.space import Attribute, ResourceSpace
 

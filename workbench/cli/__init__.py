@@ -84,7 +84,11 @@ def requested_command(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(requested_command(argv))
+    try:
+        parser = build_parser(requested_command(argv))
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules load
+        print("nimo: interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     try:
         code = int(args.func(args) or 0)
@@ -99,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return SIGPIPE_EXIT
+    except OSError as e:  # stdout on a full disk, a vanished mount: one line, no traceback
+        _silence_stdout()
+        print(f"nimo {args.command}: error: {printable(e.strerror or str(e))}", file=sys.stderr)
+        return 2
 
 
 def _silence_stdout() -> None:

@@ -10,7 +10,8 @@ from nimo.planner.strategies.error import ERROR_ESTIMATES, ErrorEstimate
 from nimo.planner.strategies.predictor_order import PredictorOrder, predictor_order_for
 from nimo.planner.strategies.reference import REFERENCES, ReferenceChoice
 from nimo.planner.strategies.registry import lookup
-from nimo.planner.strategies.sampling import SAMPLINGS, Sampling
+from nimo.planner.strategies.sampling import Sampling
+from nimo.planner.strategies.samplings import SAMPLINGS
 from nimo.planner.strategies.stop import CommitteeAgreement
 from nimo.planner.strategies.traversal import TRAVERSALS, Traversal
 
