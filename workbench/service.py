@@ -10,7 +10,8 @@ services would run in each of them).
   once), then a one-off job runs the campaign (``workbench.campaigns.resume``: a fresh
   campaign is a resume with nothing stored).
 * Failed runs are retried by policy (``RetryingRunner``); a campaign that raises is queued
-  again up to ``campaign_attempts`` times, then marked failed with the reason.
+  again up to ``campaign_attempts`` times, then marked failed with the reason (a user error
+  or the failure policy at once).
 * Every ``remeasure_s``, running live campaigns drop their cached resource profiles, so
   profiles are measured again at the next runs.
 * At every dispatch, submitted campaigns left starting/running by a dead owner (its
@@ -30,7 +31,13 @@ from typing import Any
 
 from nimo.campaign import RetryingRunner
 from nimo.campaign.runners import StoppableRunner
-from nimo.errors import NimoError, interrupt_reason
+from nimo.errors import (
+    ConfigError,
+    DataError,
+    FileAccessError,
+    NimoError,
+    interrupt_reason,
+)
 from nimo.records import CampaignInfo, CampaignStatus, RunOutcome, RunRequest
 from nimo.runner import OutcomeCallback, Runner, RunnerWrapper
 from nimo.store import open_store
@@ -91,6 +98,7 @@ class Service:
         self.scheduler: Any = None
         self._lock = threading.Lock()
         self._runners: dict[str, Runner] = {}
+        self.failed: dict[str, str] = {}  # campaigns this instance marked failed: reason
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -231,19 +239,22 @@ class Service:
                 self.presence.release(name)
 
     def _failed(self, name: str, error: Exception) -> None:
-        """Queue the campaign again once, or mark it failed; a fatal setup error or the
-        failure policy (``CampaignStopped``) fails it at once: a retry would fail alike."""
+        """Queue the campaign again once, or mark it failed; a user error (bad data, design or
+        file) or the failure policy (``CampaignStopped``) fails it at once: a retry would
+        fail alike."""
         from workbench.executor.stops import CampaignStopped
 
         info = self.store.campaign(name)
         attempts = int(info.spec.get("service_attempts") or 0) + 1
         self.store.update_spec(name, service_attempts=attempts)
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        if attempts < self.campaign_attempts and not isinstance(error, CampaignStopped):
+        final = isinstance(error, CampaignStopped | ConfigError | DataError | FileAccessError)
+        if attempts < self.campaign_attempts and not final:  # a user error would fail alike
             self.store.set_status(name, CampaignStatus.QUEUED, stopped_because=reason)
             log.warning("%s failed (%s); queued again (attempt %d)", name, reason, attempts + 1)
         else:
             self.store.set_status(name, CampaignStatus.FAILED, stopped_because=reason)
+            self.failed[name] = reason
             log.error("%s failed: %s", name, reason)
         if not isinstance(error, NimoError):
             log.debug("traceback", exc_info=error)

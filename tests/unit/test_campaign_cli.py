@@ -173,6 +173,22 @@ def test_submit_queues_a_replay_campaign(campaign, tmp_path, capsys) -> None:
     assert "already exists" in capsys.readouterr().err
 
 
+def test_serve_until_idle_fails_a_bad_csv_once_and_exits_3(tmp_path, capsys, caplog) -> None:
+    """A data error would fail again: it is not queued again, and a service that ran out
+    of work with a failed campaign does not exit 0."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("cpu,T\n1,10\n2,20\n3,x\n4,40\n")
+    url = f"sqlite:///{tmp_path}/q.db"
+    assert main(["campaign", "submit", "b1", "--replay", str(bad), "--store", url]) == 0
+    capsys.readouterr()
+    assert main(["serve", "--store", url, "--until-idle"]) == 3
+    err = capsys.readouterr().err
+    assert "nimo serve: 1 campaign(s) failed: b1 (DataError:" in err
+    assert "queued again" not in caplog.text and "b1 failed: DataError" in caplog.text
+    assert main(["campaign", "status", "b1", "--store", url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "failed"
+
+
 def test_a_served_replay_ends_as_the_same_replay_run_directly(campaign, tmp_path,
                                                                 capsys) -> None:
     """`nimo serve` wraps the runner; the replay still learns its external test set and

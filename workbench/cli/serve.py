@@ -65,4 +65,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"nimo serve: stopped ({interrupt_reason(e)}); running campaigns were torn down "
               "and queued again", file=sys.stderr)
         return interrupted_status(e)
+    if service.failed:  # --until-idle: the queue ran out; say so if campaigns failed
+        names = ", ".join(f"{n} ({why})" for n, why in sorted(service.failed.items()))
+        print(f"nimo serve: {len(service.failed)} campaign(s) failed: {names}", file=sys.stderr)
+        return 3
     return 0
