@@ -63,6 +63,11 @@ def read_header(p: str, rows: Iterator[tuple[int, list[str]]], time_column: str)
     if first is None:
         raise DataError(f"{p}: empty file (expected a CSV header with a {time_column!r} column)")
     line, header = first[0], [h.strip() for h in first[1]]
+    named = [i for i, name in enumerate(header, start=1) if name]
+    unnamed = [i for i in range(1, len(header) + 1) if not header[i - 1]]
+    if unnamed and named and unnamed[0] < named[-1]:  # trailing commas are fine; a gap is not
+        raise DataError(f"{p}:{line}: column {unnamed[0]} has no name",
+                        hint="name every column; an unnamed one would be dropped")
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         if name in seen and name:  # unnamed columns (trailing commas) are never used

@@ -216,6 +216,9 @@ class _Reader:
             data, categories = coder.finish(names, data)
         if not data:
             raise _no_match(p, where) if spec.where else DataError(f"{p}: no data rows")
+        if len(data) < 2:
+            raise DataError(f"{p}: one distinct assignment of {', '.join(names)}: nothing varies",
+                            hint="a replay needs at least 2; check --where and --attributes")
         return _dataset(p, header, names, data, spec, categories)
 
     def _aggregate(self, header: list[str], names: list[str],
@@ -332,6 +335,9 @@ def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float
         occupancies(T, U, D)  # checks U in [0, 1] and D > 0 now, not at the first run
         return (T, U, D, float(line))
     D, o_a, o_n, o_d = numbers(p, line, row, occ, ("D", "o_a", "o_n", "o_d"))
+    if not D > 0 or min(o_a, o_n, o_d) < 0:  # T = D x (o_a + o_n + o_d) with T > 0
+        raise DataError(f"{p}:{line}: D must be > 0 and o_a, o_n, o_d >= 0 (got D {D:g}, "
+                        f"o_a {o_a:g}, o_n {o_n:g}, o_d {o_d:g})")
     u_text = row[col["U"]] if "U" in col else ""
     U = number(p, line, "U", u_text) if u_text != "" else math.nan
     return (T, D, U, o_a, o_n, o_d, float(line))

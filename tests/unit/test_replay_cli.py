@@ -112,6 +112,16 @@ def test_bad_csv_inputs_give_one_line_and_exit_2(tmp_path):
     assert_user_error(nimo("replay", str(DATA), "--external-test", "5000"),
                       "external test", "--external-test N with N at most")
     assert_user_error(nimo("replay", str(tmp_path / "missing.csv")), "cannot read")
+    gap = write(tmp_path, "gap.csv", "cpu,,lat,T\n1,2,3,4\n2,3,4,5\n")
+    assert_user_error(nimo("replay", gap), "gap.csv:1", "column 2 has no name")
+    one = write(tmp_path, "one.csv", "cpu,T\n1,4\n1,5\n")
+    assert_user_error(nimo("replay", one), "one.csv", "one distinct assignment", "nothing varies")
+    occ = "cpu,T,D,o_a,o_n,o_d\n1,4,{},1,1,1\n2,5,1,1,{},1\n"
+    for d, o_n in (("-5", "1"), ("0", "1"), ("1", "-0.5")):
+        neg = write(tmp_path, "neg.csv", occ.format(d, o_n))
+        assert_user_error(nimo("replay", neg), "neg.csv:", "D must be > 0 and o_a, o_n, o_d >= 0")
+    trailing = write(tmp_path, "trailing.csv", "cpu,T,\n1,4,\n2,5,\n3,6,\n")
+    assert nimo("replay", trailing, "--quiet").returncode == 0  # a trailing comma is fine
 
 
 def test_bad_designs_give_one_line_and_exit_2(tmp_path):
