@@ -55,6 +55,6 @@ def resolve_data(ref: str) -> Path:
     """A CSV to replay: a path as given (the reader reports a missing file), else a shipped
     dataset's name (``memory_cliff``, ``lab/checksum``)."""
     path = Path(ref)
-    if path.is_file() or path.suffix or path.is_absolute() or ref.startswith("."):
+    if path.exists() or path.suffix or path.is_absolute() or ref.startswith("."):
         return path
     return dataset_path(ref)

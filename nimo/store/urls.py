@@ -86,6 +86,14 @@ def check_url(url: str) -> None:
     if "@" in (parsed.host or ""):
         raise StoreError(f"malformed store URL {shown}: an unescaped @ in the user or "
                          "password", hint=FORMS)
+    if parsed.get_backend_name() not in ("sqlite", "postgresql", "postgres"):
+        raise StoreError(f"unsupported store URL {shown}: scheme {parsed.drivername!r}",
+                         hint=FORMS)
+    database = parsed.database or ""
+    if (parsed.get_backend_name() == "sqlite" and database not in IN_MEMORY
+            and not database.startswith("file:") and not Path(database).parent.is_dir()):
+        raise StoreError(f"store {shown}: directory {Path(database).parent} does not exist",
+                         hint=f"create it first: mkdir -p {Path(database).parent}")
 
 
 def _raw_port(url: str) -> str:

@@ -98,6 +98,12 @@ def test_shipped_datasets_resolve_by_name_and_path() -> None:
     assert inventory["knobs"] and inventory["application"]["name"]
 
 
+def test_an_existing_path_is_a_path_not_a_dataset_name(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "memory_cliff").mkdir()  # a directory named like a shipped dataset
+    assert resolve_data("memory_cliff") == Path("memory_cliff")
+
+
 def test_nimo_datasets_prints_paths_that_exist() -> None:
     proc = subprocess.run([sys.executable, "-m", "workbench", "datasets", "path",
                            "memory_cliff"], capture_output=True, text=True, cwd="/",

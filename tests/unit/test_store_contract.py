@@ -37,8 +37,14 @@ def test_unreachable_url_is_one_line_with_password_masked() -> None:
 
 
 def test_sqlite_in_missing_directory(tmp_path) -> None:
-    with pytest.raises(StoreError, match="cannot open store"):
+    with pytest.raises(StoreError, match=f"directory {tmp_path}/no/such/dir does not exist"):
         open_store(f"sqlite:///{tmp_path}/no/such/dir/nimo.db")
+
+
+def test_an_unsupported_scheme_lists_the_valid_ones() -> None:
+    with pytest.raises(StoreError, match="unsupported store URL foo://bar: scheme 'foo'") as e:
+        open_store("foo://bar")
+    assert "sqlite:///FILE or postgresql://" in str(e.value.hint or e.value)
 
 
 def test_postgres_urls_use_psycopg3() -> None:
