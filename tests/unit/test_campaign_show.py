@@ -13,6 +13,7 @@ import pytest
 from nimo.records import RunOutcome, RunRequest, RunStatus, Sample
 from nimo.store import open_store
 from workbench.cli import main
+from workbench.ownership import Presence
 from workbench.synthetic import write_all
 
 
@@ -116,13 +117,24 @@ def test_status_warns_of_a_knob_never_measured(tmp_path, capsys) -> None:
     assert ("warning   knob delay was never measured: all 2 runs with delay in {5, 10} "
             "failed") in out
     assert "cpu" not in out.split("warning")[1]
-    # `campaign delete` refuses the running campaign, then deletes it with --force
-    assert main(["campaign", "delete", "k", "--store", url]) == 2
-    assert "is running" in capsys.readouterr().err
-    assert main(["campaign", "delete", "k", "--store", url, "--force"]) == 0
+    # `campaign delete` refuses a campaign a live process runs, then deletes it with --force
+    with open_store(url) as store, Presence(store) as presence:
+        presence.claim("k")
+        assert main(["campaign", "delete", "k", "--store", url]) == 2
+        assert "is running (run by" in capsys.readouterr().err
+        assert main(["campaign", "delete", "k", "--store", url, "--force"]) == 0
     assert "deleted k (live, running, 4 runs)" in capsys.readouterr().out
     with open_store(url) as store:
         assert store.campaigns() == []
+
+
+def test_delete_takes_a_running_campaign_no_live_process_runs(tmp_path, capsys) -> None:
+    """`status` calls it orphaned (killed, or its machine lost): delete needs no --force."""
+    url = f"sqlite:///{tmp_path}/o.db"
+    with open_store(url) as store:
+        store.create_campaign("o", "replay", design={}, status="running")
+    assert main(["campaign", "delete", "o", "--store", url]) == 0
+    assert "deleted o (replay, running, 0 runs)" in capsys.readouterr().out
 
 
 def test_status_warns_of_levels_beyond_the_training_runs(tmp_path, capsys) -> None:

@@ -262,14 +262,18 @@ def _stored(url: str | None, name: str) -> Any:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    """Delete a campaign (runs, samples, log, models, leases); refuses a running one."""
+    """Delete a campaign (runs, samples, log, models, leases); refuses one a live process
+    runs (one killed, or on a lost machine, is deleted as ``status`` calls it orphaned)."""
+    import time
+
     from nimo.errors import StoreError
     from nimo.store import open_store
+    from workbench.ownership import owner_gone
 
     with open_store(args.store, create=False) as store:
         info = store.campaign(args.name)
         owner = store.campaign_owner(args.name)
-        if (info.status.active or owner is not None) and not args.force:
+        if not owner_gone(owner, time.time()) and not args.force:
             who = f" (run by {owner.describe()})" if owner is not None else ""
             raise StoreError(f"campaign {args.name!r} is {info.status}{who}; not deleted",
                              hint="stop it first, or pass --force if that process is gone")
