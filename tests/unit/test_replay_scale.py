@@ -152,6 +152,10 @@ def test_model_fit_update_and_errors(tmp_path):
     missing = write(tmp_path / "x.csv", ["P", "T"], [[1, 2]])
     err = nimo("model", "score", str(m), str(missing))
     assert err.returncode == 2 and "no column 'C'" in err.stderr
+    same = write(tmp_path / "same.csv", ["P", "C", "T"], [[1, 10, 5.0], [1, 10, 5.5]])
+    err = nimo("model", "fit", str(same), "--family", "nimo", "--attributes", "P,C", "-o",
+               str(tmp_path / "s.json"))
+    assert err.returncode == 2 and "every run holds the same assignment" in err.stderr
 
 
 def test_a_plain_replay_document_gains_nothing(tmp_path):

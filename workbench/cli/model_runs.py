@@ -98,6 +98,7 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
+    from nimo.errors import DataError
     from nimo.families import choose_family, fit_family
     from nimo.families.model import check_family
     from workbench.model_runs import read_runs
@@ -105,6 +106,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     categorical = _names(args.categorical)
     numeric = [a for a in _names(args.attributes) if a not in categorical]
     runs = read_runs(args.runs, [*numeric, *categorical], categorical, args.time_column)
+    if len({tuple(sorted(r.items())) for r in runs.rows}) < 2:
+        raise DataError(f"{args.runs}: every run holds the same assignment: nothing to fit",
+                        hint="a model needs runs at 2 or more assignments")
     attrs: dict[str, Any] = {"numeric": numeric, "categorical": categorical,
                              "load": _names(args.load)}
     if args.family == "auto":
