@@ -31,6 +31,7 @@ from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor, relative_rows
 from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
+from nimo.predictors.power import power_first
 from nimo.predictors.prior import CATEGORY, first_best, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
 from nimo.predictors.variance import CONSTANT, RELATIVE, relative_noise
@@ -187,6 +188,11 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)
     assert best is not None
+    if opts.power_first and len(runs) > 1 and best[0] > 1e-9:
+        found = power_first(pool, runs[1][1], y, weights, data.y_scale, opts, smooth,
+                            data.columns, cache, ratio_pairs)
+        if found is not None and found[0] < best[0] * (1.0 - opts.min_improvement):
+            best = (found[0], "log", found[1], found[2])
     if preferred and not best[2]:
         prior = two_point_prior(data.columns, data.norm_levels, runs[0][1], preferred)
         if prior is not None:

@@ -87,6 +87,10 @@ class PredictorOptions:
     # auto mode: when no single term cuts the error enough, a main effect together with an
     # interaction it unlocks may join as a pair (a cliff that moves with another attribute)
     lookahead: bool = False
+    # auto mode: also a search on log y that starts among the log main effects alone (a
+    # product of powers, nimo.predictors.power), taken where it cuts the error by
+    # ``min_improvement``
+    power_first: bool = False
     # an identity response's noise taken proportional to its prediction (run times scatter
     # by a share of themselves; nimo.predictors.variance): intervals only, no prediction
     # changes; off: one residual variance, the paper's regression
@@ -185,7 +189,7 @@ class PredictorOptions:
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
                     "sticky_share", "lookahead", "relative_noise", "weighted", "monotone",
-                    "committee_mean"):
+                    "committee_mean", "power_first"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -197,7 +201,7 @@ class PredictorOptions:
         for key in ("residual", "residual_hold", "gp", "gp_min_share", "gp_min_runs",
                     "gp_probation", "sticky",
                     "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
-                    "weighted", "monotone", "committee_mean"):
+                    "weighted", "monotone", "committee_mean", "power_first"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")
