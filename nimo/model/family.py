@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import ModelError
+from nimo.model.cost import FORMAT as COST_FORMAT
 from nimo.model.cost import CostModel
 
 
@@ -38,7 +39,9 @@ def load_any(path: str | Path) -> Any:
     try:
         return CostModel.from_dict(d)
     except ModelError as e:
-        raise ModelError(f"{path}: {e}", hint=f"expected a cost model or \"format\": "
+        if isinstance(d, Mapping) and d.get("format") == COST_FORMAT:  # a corrupt cost model
+            raise ModelError(f"{path}: {e.message}", hint=e.hint) from None
+        raise ModelError(f"{path}: {e.message}", hint=f"expected a cost model or \"format\": "
                          f"\"{FORMAT}\"") from None
 
 

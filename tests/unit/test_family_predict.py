@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from nimo.errors import ModelError
 from nimo.families import fit_family
 from workbench.cli import main
 
@@ -110,3 +111,23 @@ def test_a_served_replay_fits_its_family_as_a_direct_one_does(tmp_path, capsys):
         exported.append(json.loads(out.read_text()))
     assert exported[0] == exported[1]
     assert exported[0]["encoder"]["numeric"]
+
+
+def test_a_corrupt_cost_model_is_named_as_one_not_as_a_wrong_format(family_model, tmp_path,
+                                                                    capsys):
+    from nimo.model.family import load_any
+
+    with pytest.raises(ModelError) as newer:
+        load_any(_cost_doc(tmp_path, version=99))
+    assert "written by a newer NIMO" in str(newer.value)
+    assert "nimo-family-model" not in str(newer.value)
+    with pytest.raises(ModelError, match="not a NIMO cost model.*nimo-family-model"):
+        load_any(_cost_doc(tmp_path, format="onnx"))
+
+
+def _cost_doc(tmp_path, **fields):
+    from test_cost_model import occupancy_model
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({**occupancy_model()[0].to_dict(), **fields}))
+    return path
