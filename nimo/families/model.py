@@ -79,6 +79,9 @@ class FamilyModel:
         training = {**self.training, "runs": stats.n}
         if "t_range" in self.training:  # a model written before t_range keeps its 1e-9 s floor
             training.update(_t_range(T, self.training["t_range"]))
+        if "measured_range" in self.training:
+            training.update(_ranges(rows, list(self.training["measured_range"]),
+                                    self.training["measured_range"]))
         return FamilyModel(self.family, self.encoder,
                            {"coef": coef.tolist(), "stats": stats.to_dict()}, training)
 
@@ -113,7 +116,7 @@ def fit_family(family: str, rows: Sequence[Row], T: Sequence[float] | np.ndarray
     if np.any(y <= 0) or not np.all(np.isfinite(y)):
         raise DataError(f"family {family}: run times must be finite and > 0")
     enc = Encoder.fit(rows, numeric, categorical, load)
-    training = {"runs": int(y.size), **_t_range(y)}
+    training = {"runs": int(y.size), **_t_range(y), **_ranges(rows, numeric)}
     if family in linear.LINEAR_FORMS:
         stats = linear.fit_stats(family, enc, rows, y)
         coef = linear.solve(family, stats)
@@ -133,6 +136,17 @@ def _t_range(T: Any, before: Sequence[float] | None = None) -> dict[str, list[fl
     if before is not None:
         lo, hi = min(lo, float(before[0])), max(hi, float(before[1]))
     return {"t_range": [lo, hi]}
+
+
+def _ranges(rows: Sequence[Row], names: Sequence[str],
+            before: Mapping[str, Sequence[float]] | None = None) -> dict[str, Any]:
+    """``{"measured_range": {attribute: [lo, hi]}}`` of the numeric ``names`` over ``rows``
+    and the ranges ``before`` (``nimo predict`` warns of a value outside)."""
+    out = {}
+    for n in names:
+        v = [float(r[n]) for r in rows] + [float(x) for x in (before or {}).get(n, ())]
+        out[n] = [min(v), max(v)]
+    return {"measured_range": out}
 
 
 def held(T: np.ndarray, t_range: Sequence[float] | None) -> np.ndarray:

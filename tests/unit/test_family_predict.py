@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from nimo.errors import ModelError
@@ -131,3 +132,20 @@ def _cost_doc(tmp_path, **fields):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({**occupancy_model()[0].to_dict(), **fields}))
     return path
+
+
+def test_predict_warns_outside_a_family_models_measured_range(family_model, capsys):
+    path, model = family_model
+    assert model.training["measured_range"] == {"cpu": [1.0, 8.0]}
+    assert main(["predict", str(path), "cpu=4", "disk=ssd"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["predict", str(path), "cpu=99", "disk=ssd"]) == 0
+    assert ("warning: cpu=99 is outside the measured range 1 .. 8: the prediction is an "
+            "extrapolation") in capsys.readouterr().err
+
+
+def test_an_update_widens_the_measured_range() -> None:
+    rows = [{"p": p} for p in (1.0, 2.0, 4.0)]
+    model = fit_family("ernest", rows, [10.0 / r["p"] + 1 for r in rows], numeric=["p"])
+    wider = model.update([{"p": 16.0}], np.array([10.0 / 16 + 1]))
+    assert wider.training["measured_range"] == {"p": [1.0, 16.0]}

@@ -131,6 +131,10 @@ def predict_family(model: Any, values: Sequence[str]) -> int:
     categorical = {name: list(levels) for name, levels in model.encoder.categorical.items()}
     row = named(parse_values(values, list(model.names), categorical), categorical)
     T = float(model.predict([row])[0])
+    for name, (lo, hi) in (model.training.get("measured_range") or {}).items():
+        if name in row and not lo <= float(row[name]) <= hi:
+            print(f"nimo predict: warning: {name}={float(row[name]):g} is outside the measured "
+                  f"range {lo:g} .. {hi:g}: the prediction is an extrapolation", file=sys.stderr)
     print(f"T = {T:.4g} s  (family {model.family}: a point prediction, no interval)")
     return 0
 
