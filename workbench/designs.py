@@ -86,7 +86,11 @@ def design_mapping(path: Path, depth: int = 0) -> dict[str, Any]:
     if depth >= MAX_DEPTH:
         raise ConfigError(f"{path}: {EXTENDS}: chain longer than {MAX_DEPTH} designs "
                           "(a design extends itself?)")
-    base = design_mapping(design_path(base_ref, relative_to=path), depth + 1)
+    try:
+        base_path = design_path(base_ref, relative_to=path)
+    except ConfigError as e:  # name the file and the key that asked for it
+        raise ConfigError(f"{path}: {EXTENDS}: {e.message}", hint=e.hint) from None
+    base = design_mapping(base_path, depth + 1)
     merged = merge(base, raw)
     merged["name"] = raw.get("name", path.stem)
     merged["description"] = raw.get("description", f"{base.get('name', base_ref)} with "

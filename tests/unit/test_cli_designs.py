@@ -67,7 +67,8 @@ def test_extends_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="chain longer"):
         design_mapping(path)
     path.write_text("extends: no-such-preset\n")
-    with pytest.raises(ConfigError, match="no such file or preset.*recommended"):
+    with pytest.raises(ConfigError, match="loop.yaml: extends: design 'no-such-preset': "
+                                          "no such file or preset.*recommended"):
         load_design(str(path))
     path.write_text("extends: recommended\nsampling: zigzag\n")
     with pytest.raises(ConfigError, match=r"loop.yaml: sampling: unknown value 'zigzag'"):
