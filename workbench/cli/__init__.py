@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return SIGPIPE_EXIT
     except OSError as e:  # stdout on a full disk, a vanished mount: one line, no traceback
         _silence_stdout()
-        print(f"nimo {args.command}: error: {printable(e.strerror or str(e))}", file=sys.stderr)
+        what = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else e.strerror or e
+        print(f"nimo {args.command}: error: {printable(str(what))}", file=sys.stderr)
         return 2
 
 
