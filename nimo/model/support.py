@@ -176,16 +176,20 @@ class Support:
         return [[float(v) for v in r] for r in self.rows]
 
 
-def sampled_candidates(candidates: Sequence[Sequence[float]], limit: int = 1000) -> np.ndarray:
+def sampled_candidates(candidates: Sequence[Sequence[float]] | np.ndarray, limit: int = 1000
+                       ) -> np.ndarray:
     """A seeded subset of at most ``limit`` of ``candidates``, as rows of floats: the share
     of the candidates with some property, estimated at a bounded cost."""
     n = len(candidates)
+    if isinstance(candidates, np.ndarray) and n <= limit:  # a sample already: no copy
+        return candidates.astype(float, copy=False)
     chosen = seeded_rows(n, limit, seed=0) if n > limit else range(n)
     return np.asarray([candidates[int(i)] for i in chosen], float)
 
 
 def far_share(levels: Sequence[Sequence[float]], rows: ArrayLike,
-              candidates: Sequence[Sequence[float]], limit: int = 1000) -> float | None:
+              candidates: Sequence[Sequence[float]] | np.ndarray, limit: int = 1000
+              ) -> float | None:
     """The share of ``candidates`` a model trained on ``rows`` flags ``far`` (estimated on a
     seeded subset of ``limit`` of them); None without a typical spacing (under 2 rows)."""
     support = Support(levels, rows)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import ModelError
+from nimo.finite import finite_or_none
 from nimo.model.gp import process_from
 from nimo.model.monotone import monotone_from
 from nimo.model.predictor import FittedPredictor
@@ -60,26 +61,27 @@ def attributes_from(attrs: Any) -> list[dict[str, Any]]:
 
 
 def _finite_number(v: Any) -> bool:
-    return (isinstance(v, int | float) and not isinstance(v, bool)
-            and bool(np.isfinite(float(v))))
+    return isinstance(v, int | float) and not isinstance(v, bool) and (
+        finite_or_none(v) is not None)
 
 
 def training_from(t: Any) -> dict[str, Any]:
     """The ``training`` summary ({} when absent): an object."""
-    if t is None:
-        return {}
-    if not isinstance(t, Mapping):
-        raise ModelError("corrupt cost model: field 'training' must be an object")
-    return dict(t)
+    return _object_field(t, "training")
 
 
 def calibration_from(c: Any) -> dict[str, Any]:
     """The ``calibration`` field ({} when absent); its ``z`` is checked by the model."""
-    if c is None:
+    return _object_field(c, "calibration")
+
+
+def _object_field(value: Any, key: str) -> dict[str, Any]:
+    """An optional object field ({} when absent or null); ModelError naming ``key`` else."""
+    if value is None:
         return {}
-    if not isinstance(c, Mapping):
-        raise ModelError("corrupt cost model: field 'calibration' must be an object")
-    return dict(c)
+    if not isinstance(value, Mapping):
+        raise ModelError(f"corrupt cost model: field {key!r} must be an object")
+    return dict(value)
 
 
 def predictors_from(preds: Mapping[str, Any], names: Sequence[str]

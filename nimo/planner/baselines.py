@@ -6,6 +6,7 @@ from nimo.planner.common import BasePlanner
 from nimo.planner.design import DesignSpec
 from nimo.planner.learner import Learner
 from nimo.planner.strategies.error import CV_ERRORS, ERROR_ESTIMATES, LeaveOneOut
+from nimo.planner.strategies.stop import run_budget_spent
 from nimo.records import IterationRecord, RunOutcome, RunRequest
 from nimo.space import ResourceSpace
 
@@ -78,7 +79,6 @@ class AllSamplesPlanner(BasePlanner):
         self.reference = space.min_capacity()
         self.learner = _learner_on_every_attribute(self, self.reference)
         self._asked = False
-        self._cut = False  # stop.max_runs left candidates unasked
 
     def ask(self) -> list[RunRequest]:
         if self.stopped_because is not None:
@@ -88,9 +88,7 @@ class AllSamplesPlanner(BasePlanner):
         if self._asked:
             return self._stop(EVERYTHING_MEASURED)
         self._asked = True
-        wanted = self._capped(self.space.candidates)
-        self._cut = len(wanted) < len(self.space.candidates)
-        return [self._request(a, "train") for a in wanted]
+        return [self._request(a, "train") for a in self._capped(self.space.candidates)]
 
     def tell(self, outcome: RunOutcome) -> IterationRecord:
         req, a, sample = self.ledger.accept(outcome)
@@ -109,9 +107,10 @@ class AllSamplesPlanner(BasePlanner):
             learner.set_reference_sample(learner.samples[0])
         learner.refit()
         self._score(*learner.loo_errors())
-        self.stopped_because = (EVERYTHING_MEASURED if not self._cut else
-                                f"run budget spent ({self.ledger.told} runs >= max_runs "
-                                f"{self.design.stop.max_runs})")
+        limit = self.design.stop.max_runs  # the one ask ran at most this many candidates
+        self.stopped_because = (run_budget_spent(self.ledger.told, limit)
+                                if limit is not None and limit < len(self.space.candidates)
+                                else EVERYTHING_MEASURED)
 
 
 def _learner_on_every_attribute(planner: BasePlanner, reference: tuple[float, ...]) -> Learner:

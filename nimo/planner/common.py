@@ -169,9 +169,16 @@ class BasePlanner(Planner):
             "stopped_because": self.stopped_because,
             "measured_range": self.measured_range(),
             **({"measured_categories": held} if (held := self.measured_categories()) else {}),
-            **({"far_share": round(far, 4)} if (far := self.far_share()) is not None else {}),
-            **({"unmeasured_levels": u} if (u := self.unmeasured_levels()) else {}),
-            **({"nonpositive_share": round(bad, 4)} if (bad := self.nonpositive_share()) else {}),
+            **self._candidate_shares(sampled_candidates(self.learner.space.candidates)),
+        }
+
+    def _candidate_shares(self, sample: np.ndarray) -> dict[str, object]:
+        """The summary's figures over one seeded sample of the candidates (drawn once)."""
+        far, bad = self.far_share(sample), self.nonpositive_share(sample)
+        return {
+            **({"far_share": round(far, 4)} if far is not None else {}),
+            **({"unmeasured_levels": u} if (u := self.unmeasured_levels(sample)) else {}),
+            **({"nonpositive_share": round(bad, 4)} if bad else {}),
         }
 
     def measured_range(self) -> dict[str, list[float]]:
@@ -184,26 +191,28 @@ class BasePlanner(Planner):
         return {a.name: [float(X[:, j].min()), float(X[:, j].max())]
                 for j, a in enumerate(self.learner.space.attributes) if not a.categories}
 
-    def far_share(self) -> float | None:
-        """The share of the candidates far from every sample the model is fitted on, as a
-        bounded model flags them (None under 2 samples)."""
+    def far_share(self, sample: np.ndarray) -> float | None:
+        """The share of the candidates (``sample``, a seeded subset) far from every sample the
+        model is fitted on, as a bounded model flags them (None under 2 samples)."""
         learner = self.learner
         if learner.n < 2:
             return None
         levels = [a.levels for a in learner.space.attributes]
-        return far_share(levels, learner.X, learner.space.candidates)
+        return far_share(levels, learner.X, sample)
 
-    def unmeasured_levels(self) -> dict[str, list[list[float]]]:
-        """Levels a tenth or more of the candidates hold, inside the measured range, that no
-        sample the model is fitted on holds (:func:`unmeasured_interior_levels`)."""
-        return unmeasured_interior_levels(self.learner.space, self.learner.X)
+    def unmeasured_levels(self, sample: np.ndarray) -> dict[str, list[list[float]]]:
+        """Levels a tenth or more of the candidates (``sample``) hold, inside the measured
+        range, that no sample the model is fitted on holds
+        (:func:`unmeasured_interior_levels`)."""
+        return unmeasured_interior_levels(self.learner.space, self.learner.X, sample=sample)
 
-    def nonpositive_share(self) -> float:
-        """The share of the candidates (a seeded subset) where the model predicts a T that is
-        not a positive number: an unbounded form gone wrong (a bounded model: always 0)."""
+    def nonpositive_share(self, sample: np.ndarray) -> float:
+        """The share of the candidates (``sample``, a seeded subset) where the model predicts
+        a T that is not a positive number: an unbounded form gone wrong (a bounded model:
+        always 0)."""
         if not self.learner.fitted:
             return 0.0
-        T = self.learner.predicted_T(sampled_candidates(self.learner.space.candidates))
+        T = self.learner.predicted_T(sample)
         return float(np.mean(~(np.isfinite(T) & (T > 0)))) if T.size else 0.0
 
     def measured_categories(self) -> dict[str, list[int]]:

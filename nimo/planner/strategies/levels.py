@@ -49,15 +49,17 @@ def unmeasured_levels(view: PlanView, wanted: Sequence[set[float]] = ()
 
 
 def unmeasured_interior_levels(space: ResourceSpace, rows: np.ndarray,
-                               share: float = LEVEL_WARN_SHARE) -> dict[str, list[list[float]]]:
+                               share: float = LEVEL_WARN_SHARE,
+                               sample: np.ndarray | None = None) -> dict[str, list[list[float]]]:
     """Per numeric attribute, as [level, share of the candidates] pairs: its levels strictly
     between the lowest and highest value of ``rows`` (the training assignments) that no row
     holds and that at least ``share`` of the candidates hold (estimated on a seeded subset).
     The model interpolates there, and cross-validation over the rows cannot judge how well
     (tuning suite gen225 seed 7: input 9490 MB, a quarter of the candidates, never measured
-    in 37 runs; stopped at 4.9% internal error, 126% off on its external test set)."""
+    in 37 runs; stopped at 4.9% internal error, 126% off on its external test set).
+    ``sample``: that subset of the candidates, when the caller has drawn it already."""
     X = np.asarray(rows, float)
-    sample = sampled_candidates(space.candidates)
+    sample = sampled_candidates(space.candidates) if sample is None else sample
     if X.ndim != 2 or not len(X) or not len(sample):
         return {}
     out: dict[str, list[list[float]]] = {}

@@ -68,8 +68,13 @@ class RunBudget(StopCondition):
 
     def reason(self, progress: Progress) -> str | None:
         if progress.runs >= self.max_runs:
-            return f"run budget spent ({progress.runs} runs >= max_runs {self.max_runs})"
+            return run_budget_spent(progress.runs, self.max_runs)
         return None
+
+
+def run_budget_spent(runs: int, max_runs: int) -> str:
+    """Why learning stopped at ``stop.max_runs``."""
+    return f"run budget spent ({runs} runs >= max_runs {max_runs})"
 
 
 class LearningTimeBudget(StopCondition):
