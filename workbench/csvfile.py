@@ -17,6 +17,9 @@ from typing import Any
 from nimo.errors import DataError
 
 Rows = Iterator[tuple[int, list[str]]]
+# An attribute's largest magnitude (and 1 / it the smallest but 0): the fits' terms
+# (reciprocals, products of two attributes, squared in a fit) stay far inside float64.
+MAX_ATTRIBUTE = 1e30
 
 
 @contextmanager
@@ -100,6 +103,25 @@ def numbers(p: str, line: int, row: list[str], idx: Sequence[int], names: Sequen
     except ValueError:
         pass
     return tuple(number(p, line, n, row[i], hint) for n, i in zip(names, idx, strict=True))
+
+
+def attribute_values(p: str, line: int, row: list[str], idx: Sequence[int],
+                     names: Sequence[str], hint: str | None = None) -> tuple[float, ...]:
+    """``numbers`` of attribute columns, each checked by :func:`attribute_value`."""
+    vals = numbers(p, line, row, idx, names, hint)
+    for name, value in zip(names, vals, strict=True):
+        attribute_value(p, line, name, value)
+    return vals
+
+
+def attribute_value(p: str, line: int, column: str, value: float) -> float:
+    """``value`` if 0 or of magnitude ``1 / MAX_ATTRIBUTE .. MAX_ATTRIBUTE``; beyond, refused
+    naming the line and column (a fit's terms would overflow: numpy warnings, no model)."""
+    if value and not 1 / MAX_ATTRIBUTE <= abs(value) <= MAX_ATTRIBUTE:
+        raise DataError(f"{p}:{line}: column {column!r}: {value:g} is out of range for an "
+                        f"attribute", hint=f"valid: 0 or a magnitude from {1 / MAX_ATTRIBUTE:g} "
+                        f"to {MAX_ATTRIBUTE:g}; rescale the column (bytes to GB, say)")
+    return value
 
 
 class RowFilter:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import DataError
+from workbench.csvfile import attribute_value
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def read_runs(path: str | Path, attributes: Sequence[str], categorical: Sequence
         for row in reader:
             line = reader.line_num
             clean = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            rows.append({a: clean[a] if a in categorical else _number(p, line, a, clean[a])
+            rows.append({a: clean[a] if a in categorical
+                         else attribute_value(p, line, a, _number(p, line, a, clean[a]))
                          for a in attributes})
             T = _number(p, line, time_column, clean[time_column])
             if T <= 0:

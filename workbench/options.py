@@ -1,6 +1,7 @@
 """Options declared once: a frozen dataclass whose fields carry their command-line flag, help
 and default (``option``); ``add_flags`` turns them into argparse flags and ``from_args``
-builds the dataclass from the parsed arguments."""
+builds the dataclass from the parsed arguments. ``name_list`` reads a comma-separated flag
+value (``--attributes a,b``), refusing an empty one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from nimo.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -61,3 +64,16 @@ def from_args(cls: Callable[..., T], args: argparse.Namespace, **given: Any) -> 
     values = {f.name: getattr(args, f.name) for f, _ in flags(cls)  # type: ignore[arg-type]
               if hasattr(args, f.name)}
     return cls(**{**values, **given})
+
+
+def name_list(text: str, flag: str, absent: str | None = None) -> tuple[str, ...]:
+    """The names of a comma-separated flag value (``a, b``). An empty value or an empty name
+    (``''``, ``a,,b``) is a ConfigError naming the flag, never read as the flag left out
+    (``absent``, for an optional flag, says what leaving it out means)."""
+    names = tuple(name.strip() for name in text.split(","))
+    if "" in names:
+        what = "is empty" if not text.strip() else "has an empty name"
+        out = f", or leave {flag} out for {absent}" if absent else ""
+        raise ConfigError(f"{flag} {text!r} {what}",
+                          hint=f"give comma-separated names, e.g. {flag} a,b{out}")
+    return names

@@ -31,7 +31,7 @@ from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.runner import RunnerBase
 from nimo.space import Assignment, ResourceSpace
 from workbench.csvfile import file_sha256
-from workbench.options import option
+from workbench.options import name_list, option
 from workbench.replay_categories import named
 from workbench.replay_data import (
     MAX_ASSIGNMENTS,
@@ -166,12 +166,13 @@ class ReplayOptions:
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
         set_("path", str(self.path))
-        set_("attributes", _attribute_list(self.attributes))
+        set_("attributes", _attribute_list(self.attributes, "--attributes",
+                                           "every numeric non-reserved column"))
         set_("where", tuple((str(c), str(v)) for c, v in self.where))
         set_("external_test", None if self.external_test is None else int(self.external_test))
         set_("seed", int(self.seed))
-        set_("load", _attribute_list(self.load, "--load") or ())
-        set_("categorical", _attribute_list(self.categorical, "--categorical") or ())
+        set_("load", _attribute_list(self.load, "--load", "none") or ())
+        set_("categorical", _attribute_list(self.categorical, "--categorical", "none") or ())
         for name in ("calibration_split", "max_levels", "max_assignments"):
             set_(name, int(getattr(self, name)))
         try:
@@ -211,16 +212,14 @@ class ReplayOptions:
         return cls(**spec)
 
 
-def _attribute_list(value: str | Sequence[str] | None, flag: str = "--attributes"
+def _attribute_list(value: str | Sequence[str] | None, flag: str, absent: str
                     ) -> tuple[str, ...] | None:
-    """Attribute names from a comma-separated flag value or a list; None for every column."""
-    if value is None or value == "":
+    """Attribute names from a comma-separated flag value (an empty one refused, not taken
+    for the flag left out) or a list; None for every column."""
+    if value is None:
         return None
     if isinstance(value, str):
-        names = tuple(a.strip() for a in value.split(",") if a.strip())
-        if not names:
-            raise ConfigError(f"{flag}: empty list")
-        return names
+        return name_list(value, flag, absent)
     return tuple(str(a) for a in value)
 
 
@@ -270,7 +269,13 @@ class ReplayRunner(RunnerBase):
 
     @property
     def all_samples_s(self) -> float:
-        return self.dataset.all_samples_s()
+        """Learning time to measure every distinct assignment of the data once (the withheld
+        ones too), as runs replay it: the repeat ``--repeats min|median`` picks, else the
+        mean of the repeats (a random pick's expected time)."""
+        if pick_index([0.0], self.options.repeats) is None:
+            return self.dataset.all_samples_s()
+        picked = ([s.T for s in self.dataset.runs[a]] for a in self.dataset.assignments)
+        return float(sum(t[pick_index(t, self.options.repeats) or 0] for t in picked))
 
     def spec(self) -> dict[str, Any]:
         """The options, with the attribute columns as read (rebuilds the identical runner)."""

@@ -17,6 +17,7 @@ Limits (a refusal naming the column or the count, and the flag that lifts it):
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +32,7 @@ from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
 from workbench.csvfile import (
     RowFilter,
+    attribute_values,
     number,
     numbers,
     numeric_column,
@@ -54,7 +56,6 @@ _NETWORK = ("lat", "delay", "rtt", "bw", "bandwidth", "rate", "mbit", "net")
 _STORAGE = ("disk", "storage", "iops", "io_")
 
 Row = tuple[float, ...]  # (T, line) | (T, U, D, line) | (T, D, U or NaN, o_a, o_n, o_d, line)
-
 
 # The longest run time read: sums over a million such runs stay finite in float64.
 MAX_TIME_S = 1e302
@@ -212,7 +213,7 @@ class _Reader:
             # filtered before coding: a category is matched by its name, and only the
             # categories of kept rows are known
             data = self._aggregate(header, names,
-                                   coder.rows(_chain(first, where.kept(rows))))
+                                   coder.rows(itertools.chain(first, where.kept(rows))))
             data, categories = coder.finish(names, data)
         if not data:
             raise _no_match(p, where) if spec.where else DataError(f"{p}: no data rows")
@@ -225,7 +226,7 @@ class _Reader:
                    rows: Iterator[tuple[int, list[str]]]) -> dict[Assignment, Repeats]:
         p, spec = self.p, self.spec
         col = {h: i for i, h in enumerate(header)}
-        kind = _kind(header)
+        kind = _kind(header, p, spec.time_column)
         idx = [col[c] for c in names]
         t_i = col[spec.time_column]
         watch = spec.attributes is None
@@ -235,7 +236,7 @@ class _Reader:
         for line, row in rows:
             if len(row) != len(header):
                 raise DataError(f"{p}:{line}: expected {len(header)} fields, got {len(row)}")
-            point = numbers(p, line, row, idx, names, _FOUND if watch else None)
+            point = attribute_values(p, line, row, idx, names, _FOUND if watch else None)
             T = number(p, line, spec.time_column, row[t_i])
             if not 0 < T <= MAX_TIME_S:
                 raise DataError(f"{p}:{line}: {spec.time_column} must be > 0 and at most "
@@ -312,16 +313,17 @@ def _check_categorical(p: str, spec: ReadSpec) -> None:
                             hint=printable("valid: " + ", ".join(spec.attributes)))
 
 
-def _chain(first: list[tuple[int, list[str]]], rest: Iterator[tuple[int, list[str]]]
-           ) -> Iterator[tuple[int, list[str]]]:
-    yield from first
-    yield from rest
-
-
-def _kind(header: Sequence[str]) -> str:
-    if all(c in header for c in OCCUPANCY_COLUMNS):
-        return "occupancy"
-    return "derived" if "U" in header and "D" in header else "direct"
+def _kind(header: Sequence[str], p: str | None = None, time_column: str = "T") -> str:
+    """occupancy, derived or direct; with ``p``, a D, U, o_* column it would not read is refused."""
+    kind = ("occupancy" if all(c in header for c in OCCUPANCY_COLUMNS)
+            else "derived" if "U" in header and "D" in header else "direct")
+    read = {"occupancy": RESERVED, "derived": ("U", "D"), "direct": ()}[kind]
+    unread = [c for c in RESERVED[1:] if c in header and c not in read and c != time_column]
+    if p is not None and unread:
+        raise DataError(f"{p}:1: column {', '.join(unread)} would be ignored: read only in "
+                        "the sets D, o_a, o_n, o_d (U optional) or U, D",
+                        hint="add the missing columns of a set, or rename it")
+    return kind
 
 
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,

@@ -18,6 +18,9 @@ from nimo.families.encoding import Encoder, Row
 
 EPS = 1e-6
 K_CHOICES = (1, 2, 3, 4, 5, 7)
+# A query beyond this many training ranges on an axis is held there: its neighbours are those
+# of the limit (nearest on that axis first), and squared distances never overflow.
+FAR = 1e6
 
 
 def features(encoder: Encoder, rows: Sequence[Row], logs: Sequence[bool]) -> np.ndarray:
@@ -70,7 +73,7 @@ def predict(encoder: Encoder, params: Mapping[str, Any], rows: Sequence[Row]
             ) -> tuple[np.ndarray, np.ndarray]:
     """(predicted T, weighted variance of log T) for ``rows``."""
     F = features(encoder, rows, params["log"])
-    F = (F - np.asarray(params["lo"])) / np.asarray(params["span"])
+    F = np.clip((F - np.asarray(params["lo"])) / np.asarray(params["span"]), -FAR, FAR)
     train = np.asarray(params["points"], dtype=float).reshape(-1, F.shape[1])
     idx, dist = _neighbours(F, train, int(params["k"]))
     mean, var = weighted(idx, dist, np.asarray(params["log_T"], dtype=float))

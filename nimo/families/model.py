@@ -51,8 +51,11 @@ class FamilyModel:
         """Predicted T for each row (numpy only), never zero, negative or non-finite: such a
         prediction (a linear form extrapolating) is held at the fastest run / HOLD_FACTOR
         (+inf at the slowest x HOLD_FACTOR). Finite positive predictions are unchanged, so a
-        scale extrapolation beyond the runs keeps its value."""
-        return held(self._raw(rows), self.training.get("t_range"))
+        scale extrapolation beyond the runs keeps its value. Far out of range (a knob at
+        1e300) the raw prediction overflows to inf or NaN without numpy's warnings: held."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            raw = self._raw(rows)
+        return held(raw, self.training.get("t_range"))
 
     def _raw(self, rows: Sequence[Row]) -> np.ndarray:
         if not rows:

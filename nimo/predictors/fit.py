@@ -180,15 +180,17 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         if opts.mode == "paper":
             terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
+            pairs = _log_pairs(smooth) if response == "log" and opts.log_pairs else smooth
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
-                               smooth, data.columns, cache, matrix,
+                               pairs, data.columns, cache if pairs is smooth else {}, matrix,
                                preferred if opts.physical_ties else None, ratio_pairs,
                                opts.lookahead)
         err = search.err
         if best is None or (best[0] > 1e-9 and err < best[0] * (1.0 - opts.min_improvement)):
             best = (err, response, terms, search.path)
     assert best is not None
-    if opts.power_first and len(runs) > 1 and best[0] > 1e-9:
+    early = not opts.power_until or y.size < opts.power_until
+    if opts.power_first and early and len(runs) > 1 and best[0] > 1e-9:
         found = power_first(pool, runs[1][1], y, weights, data.y_scale, opts, smooth,
                             data.columns, cache, ratio_pairs)
         if found is not None and found[0] < best[0] * (1.0 - opts.min_improvement):
@@ -198,6 +200,13 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         if prior is not None:
             return prior[0], prior[1], [*best[3], ("prior:" + prior[1][0].label, best[0])]
     return best[1], best[2], best[3]
+
+
+def _log_pairs(smooth: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The transforms an interaction on log y may take: log alone (a product of powers);
+    an identity or reciprocal factor there is exp(b x z), which a corner of levels no run
+    combined can take 100 times off (tuning gen919)."""
+    return {a: ["log"] for a, ts in smooth.items() if "log" in ts}
 
 
 def _levels(given: Sequence[float] | None, observed: np.ndarray) -> np.ndarray:
@@ -316,8 +325,12 @@ def _final_fit(A: np.ndarray, r: np.ndarray, how: str
         resid = r - A @ params
         s2 = float(resid @ resid) / dof
         return params, s2 * np.linalg.inv(A.T @ A), s2, dof
+    import warnings
+
     from statsmodels.regression.linear_model import OLS
 
-    res = OLS(r, A).fit()
-    return (np.asarray(res.params, float), np.asarray(res.cov_params(), float),
-            float(res.scale), int(round(res.df_resid)))
+    with warnings.catch_warnings():  # a rank-deficient A is fitted on its column space
+        warnings.filterwarnings("ignore", "The design matrix is rank-deficient")
+        res = OLS(r, A).fit()
+        cov = np.asarray(res.cov_params(), float)
+    return (np.asarray(res.params, float), cov, float(res.scale), int(round(res.df_resid)))

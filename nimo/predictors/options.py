@@ -91,6 +91,14 @@ class PredictorOptions:
     # product of powers, nimo.predictors.power), taken where it cuts the error by
     # ``min_improvement``
     power_first: bool = False
+    # with ``power_first``: the search stays among log main effects and their products (a
+    # product of powers, which extrapolates as a polynomial in log x), never exp(b x) terms
+    power_log_log: bool = False
+    # with ``power_first``: the power-law search only while a fit has fewer samples than
+    # this (a low-data prior: a run time scales as a power of its knobs); 0: always
+    power_until: int = 0
+    # auto mode: on log y, interactions only between log factors (never exp(b x z))
+    log_pairs: bool = False
     # an identity response's noise taken proportional to its prediction (run times scatter
     # by a share of themselves; nimo.predictors.variance): intervals only, no prediction
     # changes; off: one residual variance, the paper's regression
@@ -125,6 +133,9 @@ class PredictorOptions:
         if not 0.0 <= self.residual_hold <= 1.0:
             raise ConfigError(f"predictors.residual_hold must lie in [0, 1], not "
                               f"{self.residual_hold}")
+        if self.power_until < 0:
+            raise ConfigError(f"predictors.power_until must be >= 0 (0: always), not "
+                              f"{self.power_until}")
         if self.residual_hold and not self.residual:
             raise ConfigError("predictors.residual_hold needs predictors.residual: true")
         if not 0.0 <= self.gp_min_share < 1.0:
@@ -180,7 +191,8 @@ class PredictorOptions:
             kw["transforms"] = (t,) if isinstance(t, str) else tuple(t)
         for key, kind in (("min_improvement", float), ("max_terms", int), ("sticky", float),
                           ("gp_min_share", float), ("gp_min_runs", int),
-                          ("gp_probation", int), ("residual_hold", float)):
+                          ("gp_probation", int), ("residual_hold", float),
+                          ("power_until", int)):
             try:
                 if key in kw:
                     kw[key] = kind(kw[key])
@@ -189,7 +201,7 @@ class PredictorOptions:
         for key in ("interactions", "log_response", "bounded", "physical",
                     "physical_ties", "residual", "gp", "load_ratios", "share_errors",
                     "sticky_share", "lookahead", "relative_noise", "weighted", "monotone",
-                    "committee_mean", "power_first"):
+                    "committee_mean", "power_first", "power_log_log", "log_pairs"):
             if key in kw and not isinstance(kw[key], bool):
                 raise ConfigError(f"predictors.{key} must be true or false")
         return cls(**kw)
@@ -201,7 +213,8 @@ class PredictorOptions:
         for key in ("residual", "residual_hold", "gp", "gp_min_share", "gp_min_runs",
                     "gp_probation", "sticky",
                     "load_ratios", "share_errors", "sticky_share", "lookahead", "relative_noise",
-                    "weighted", "monotone", "committee_mean", "power_first"):
+                    "weighted", "monotone", "committee_mean", "power_first",
+                    "power_log_log", "power_until", "log_pairs"):
             if not d[key]:
                 del d[key]
         family = d.pop("family")

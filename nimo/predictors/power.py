@@ -35,6 +35,11 @@ def power_first(pool: Sequence[Candidate], r_log: np.ndarray, y: np.ndarray,
         return None
     search = GreedySearch(r=r_log, y=y, weights=weights, y_scale=y_scale, log_response=True)
     search.run(list(powers), opts.min_improvement, opts.max_terms, False)
+    if opts.power_log_log:  # stay a product of powers: log x and log x * log z terms only
+        logs = {a: ["log"] for a, ts in smooth.items() if "log" in ts}
+        search.run(list(powers), opts.min_improvement, opts.max_terms, opts.interactions,
+                   logs, dict(columns), {}, None, None, (), opts.lookahead)
+        return search.err, list(search.terms), list(search.path)
     search.run(list(pool), opts.min_improvement, opts.max_terms, opts.interactions, smooth,
                dict(columns), cache, None, None, ratio_pairs, opts.lookahead)
     return search.err, list(search.terms), list(search.path)

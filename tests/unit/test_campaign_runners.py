@@ -67,7 +67,7 @@ def test_replay_options_are_the_stored_spec() -> None:
                     "where": [["a", "1"]], "external_test": None, "seed": 0, "load": [],
                     "calibration_split": 0, "max_levels": 50, "max_assignments": 50000}
     assert ReplayOptions.from_spec(spec) == options
-    with pytest.raises(ConfigError, match="--attributes: empty list"):
+    with pytest.raises(ConfigError, match="--attributes . , . has an empty name"):
         ReplayOptions(str(DATA), attributes=" , ")
     assert runner_entry("replay").stored_spec(spec) == {"dataset": spec}
     assert runner_entry("live").stored_spec({"inventory": "/i.yaml"}) == {"inventory": "/i.yaml"}

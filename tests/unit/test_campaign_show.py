@@ -248,3 +248,41 @@ def test_status_counts_an_interrupted_run_apart_from_the_failed_ones(tmp_path, c
     st = json.loads(capsys.readouterr().out)
     assert st["runs"] == {"failed": 1, "interrupted": 1}
     assert [f["run"] for f in st["failed"]] == [1]
+
+
+def test_list_counts_the_runs_status_counts(tmp_path, capsys) -> None:
+    """A killed campaign: 7 runs told, the 8th in flight. `list` and `status` (and
+    `delete`) count the same stored runs."""
+    url = f"sqlite:///{tmp_path}/q.db"
+    with open_store(url) as store:
+        store.create_campaign("q", "live", design={}, status="running")
+        for run in range(1, 8):
+            store.record_outcome("q", _done(run, {"cpu": 1.0 / run}))
+        store.queue_runs("q", [RunRequest(8, {"cpu": 0.1}, "train")])
+    assert main(["campaign", "status", "q", "--store", url, "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["runs"] == {"done": 7, "queued": 1}
+    assert main(["campaign", "list", "--store", url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["runs"] == 8
+    assert main(["campaign", "list", "--store", url]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[:2] == ["q", "live"] and row[3] == "8"
+
+
+def test_samples_of_a_time_only_campaign_replay(tmp_path, capsys) -> None:
+    """A campaign over data that records T alone exports no empty D, U, o_* columns (the
+    replay reader refuses an empty cell), so its samples replay again."""
+    data = tmp_path / "t.csv"
+    data.write_text("x,y,T\n" + "".join(f"{x},{y},{10.0 / x + y + 0.01 * x * y}\n"
+                                        for x in range(1, 9) for y in range(1, 5)))
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    assert main(["replay", str(data), "--store", url, "--name", "t", "--quiet",
+                 "--external-test", "4"]) in (0, 3)
+    out = tmp_path / "s.csv"
+    assert main(["campaign", "samples", "t", "--store", url, "-o", str(out)]) == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert header[:3] == ["x", "y", "T"] and not {"D", "U", "o_a"} & set(header)
+    capsys.readouterr()
+    assert main(["replay", str(out), "--attributes", "x,y", "--external-test", "3",
+                 "--quiet", "--json", str(tmp_path / "again.json")]) in (0, 3)
+    assert json.loads((tmp_path / "again.json").read_text())["final"]["runs"] > 0

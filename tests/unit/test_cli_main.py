@@ -64,6 +64,23 @@ def test_unknown_option_of_a_nested_command_names_the_nested_command(
     assert err.startswith("usage: nimo lab down ") and "--all" in err
 
 
+def test_predict_takes_its_options_anywhere_among_the_positionals(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser("predict")
+    for argv in (["predict", "m.json", "--level", "0.5", "a=1", "b=2"],
+                 ["predict", "m.json", "a=1", "--level", "0.5", "b=2"],
+                 ["predict", "--level", "0.5", "m.json", "a=1", "b=2"],
+                 ["predict", "m.json", "a=1", "b=2", "--level", "0.5"]):
+        args = parser.parse_args(argv)
+        assert (args.model, args.values, args.level) == ("m.json", ["a=1", "b=2"], 0.5), argv
+    args = parser.parse_args(["predict", "m.json", "a=1"])
+    assert (args.values, args.level) == (["a=1"], 0.9)
+    with pytest.raises(SystemExit) as e:  # an unknown option is still one
+        parser.parse_args(["predict", "m.json", "a=1", "--bogus", "b=2"])
+    assert e.value.code == 2
+    assert "nimo predict: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
 def test_unknown_command_lists_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["frobnicate"])

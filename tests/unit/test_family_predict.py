@@ -149,3 +149,32 @@ def test_an_update_widens_the_measured_range() -> None:
     model = fit_family("ernest", rows, [10.0 / r["p"] + 1 for r in rows], numeric=["p"])
     wider = model.update([{"p": 16.0}], np.array([10.0 / 16 + 1]))
     assert wider.training["measured_range"] == {"p": [1.0, 16.0]}
+
+
+@pytest.mark.parametrize(("family", "far"), [("knn", "mem"), ("loglog2", "cpu")])
+def test_a_knob_near_the_float_limit_predicts_without_numpy_warnings(tmp_path, capsys, family,
+                                                                    far):
+    """A knob at 1e300 leaked numpy's overflow warnings (loglog2: exp; knn: the squared
+    distance on a linear axis, whose NaN was then held at the fastest run / 4). Now: the
+    extrapolation warning only, and knn answers with the limit's neighbours."""
+    import warnings
+
+    mems = (0.0, 1.0, 2.0) if family == "knn" else (0.5, 1.0, 2.0)  # knn: mem linear (a 0)
+    rows = [{"cpu": c, "mem": m} for c in (1.0, 2.0, 4.0, 8.0) for m in mems]
+    T = [10.0 / r["cpu"] + r["mem"] + 1.0 for r in rows]
+    model = fit_family(family, rows, T, numeric=["cpu", "mem"])
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model.to_dict()))
+    values = {"cpu": "2", "mem": "1", far: "1e300"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["predict", str(path), *(f"{k}={v}" for k, v in values.items())]) == 0
+    out, err = capsys.readouterr()
+    lo, hi = model.training["measured_range"][far]
+    assert err.strip().splitlines() == [
+        f"nimo predict: warning: {far}=1e+300 is outside the measured range {lo:g} .. {hi:g}: "
+        "the prediction is an extrapolation"]
+    predicted = float(out.split()[2])
+    assert np.isfinite(predicted) and predicted > 0
+    if family == "knn":  # the neighbours of the limit: among the runs at mem=2, not a hold
+        assert predicted >= min(t for r, t in zip(rows, T, strict=True) if r["mem"] == 2.0)

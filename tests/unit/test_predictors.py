@@ -254,3 +254,17 @@ def test_a_log_response_far_out_of_range_predicts_inf_without_a_warning() -> Non
         var = huge.predict_var(np.array([[1396.0, 512.0, 6.0]]))
     assert np.isinf(out[0]) and out[0] > 0
     assert not np.isfinite(var[0])
+
+
+def test_a_rank_deficient_final_fit_warns_nobody() -> None:
+    """statsmodels' SingularMatrixWarning (a column twice, or one spanning 1e16) reached the
+    user's terminal; the fit on the column space is what the model wants."""
+    import warnings
+
+    from nimo.predictors.fit import _final_fit
+
+    A = np.column_stack([np.ones(10), np.arange(10.0), 2 * np.arange(10.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        params, cov, s2, dof = _final_fit(A, 3 * np.arange(10.0) + 1, "statsmodels")
+    assert A @ params == pytest.approx(3 * np.arange(10.0) + 1) and dof == 8

@@ -193,3 +193,76 @@ def test_a_run_time_beyond_1e302_s_is_refused_naming_the_row(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == ("nimo replay: error: " + f"{data}:2: T must be > 0 and at most 1e+302 s "
                    "(got 1e+308)"), err
+
+
+def _grid(path, header: str, row) -> object:
+    """A CSV of ``header`` and ``row(a, b)`` over a in 1..4, b in 1..3 (line 6: a=2, b=2)."""
+    path.write_text("\n".join([header] + [row(a, b) for a in range(1, 5)
+                                          for b in range(1, 4)]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("extra", "cells", "named"), [
+    ("D", "big", "D"),                 # text D without o_*: was silently ignored
+    ("D", "100", "D"),                 # a number too: D alone is never read
+    ("o_a", "1", "o_a"),               # an occupancy without the others
+    ("U,D,o_n", "0.5,100,1", "o_n"),   # derived from U and D: o_n would be ignored
+])
+def test_a_measured_column_the_reader_would_ignore_is_refused(tmp_path, capsys, extra, cells,
+                                                              named) -> None:
+    data = _grid(tmp_path / "d.csv", f"x,y,T,{extra}", lambda x, y: f"{x},{y},{10 * x + y},{cells}")
+    assert main(["replay", str(data), "--seed", "1", "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert f"{data}:1: column {named} would be ignored" in line
+    assert "D, o_a, o_n, o_d (U optional) or U, D" in line
+
+
+@pytest.mark.parametrize(("argv", "flag", "value", "what"), [
+    (["replay", str(CPU), "--attributes", ""], "--attributes", "", "is empty"),
+    (["replay", str(CPU), "--attributes", "cpu_mhz,,mem_mb"], "--attributes",
+     "cpu_mhz,,mem_mb", "has an empty name"),
+    (["replay", str(CPU), "--attributes", " , "], "--attributes", " , ", "has an empty name"),
+    (["replay", str(CPU), "--load", ""], "--load", "", "is empty"),
+    (["replay", str(CPU), "--categorical", "mem_mb,"], "--categorical", "mem_mb,",
+     "has an empty name"),
+    (["model", "fit", str(CPU), "--family", "product", "--attributes", "", "-o", "-"],
+     "--attributes", "", "is empty"),
+    (["model", "fit", str(CPU), "--family", "product", "--attributes", "cpu_mhz",
+      "--load", "", "-o", "-"], "--load", "", "is empty"),
+    (["campaign", "submit", "x", "--replay", str(CPU), "--hosts", "",
+      "--store", "sqlite:///:memory:"], "--hosts", "", "is empty"),
+])
+def test_an_empty_comma_list_option_is_a_usage_error(capsys, argv, flag, value, what) -> None:
+    """An empty list (or name) was read as the flag left out (every column) or dropped."""
+    assert main(argv) == 2
+    line = one_error_line(capsys)
+    assert f"error: {flag} {value!r} {what} (give comma-separated names" in line
+
+
+@pytest.mark.parametrize("value", ["1e300", "-1e300", "1e-200", "1e31"])
+def test_an_attribute_value_beyond_1e30_is_refused_naming_the_row(tmp_path, capsys, value):
+    """An attribute near the float limit (or as tiny) leaked numpy's overflow warnings from
+    the planner's fits, and `nimo model fit` ended in a LinAlgError traceback."""
+    data = _grid(tmp_path / "huge.csv", "a,b,T",
+                 lambda a, b: f"{value},2,50" if (a, b) == (2, 2) else f"{a},{b},{10 * a + b}")
+    assert main(["replay", str(data), "--seed", "1", "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert f"{data}:6: column 'a': {float(value):g} is out of range for an attribute" in line
+    assert "valid: 0 or a magnitude from 1e-30 to 1e+30" in line
+    assert main(["model", "fit", str(data), "--family", "product", "--attributes", "a,b",
+                 "-o", str(tmp_path / "m.json")]) == 2
+    assert f"{data}:6: column 'a': {float(value):g} is out of range" in one_error_line(capsys)
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_attribute_values_up_to_1e30_replay_without_numpy_warnings(tmp_path, capsys):
+    import warnings
+
+    rows = ["a,b,T"] + [f"{a},{b},{10 * a + b}" for a in range(1, 6) for b in range(1, 5)]
+    rows[5], rows[9] = "1e30,1e-30,50", "-1e30,1e30,40"
+    data = tmp_path / "wide.csv"
+    data.write_text("\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow
+        warnings.simplefilter("error", UserWarning)  # nor statsmodels' rank-deficient note
+        assert main(["replay", str(data), "--seed", "1", "--quiet", "--external-test", "2"]) == 0

@@ -48,12 +48,29 @@ SIGPIPE_EXIT = 141
 
 class NimoParser(argparse.ArgumentParser):
     """An ArgumentParser whose unrecognized arguments are reported by the (sub)parser that
-    met them, with that parser's usage (argparse's default reports them at the top level)."""
+    met them, with that parser's usage (argparse's default reports them at the top level).
+
+    A subcommand made with ``intermixed=True`` (``sub.add_parser(name, intermixed=True)``;
+    subparsers are NimoParsers too) takes its options anywhere among its positionals
+    (``nimo predict MODEL.json --level 0.5 k=v``), as ``parse_intermixed_args`` does."""
+
+    def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.intermixed = intermixed
+        self._intermixing = False
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: Any = None,
     ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extra = super().parse_known_args(args, namespace)
+        if self._intermixing:  # the passes of parse_known_intermixed_args (Python < 3.12)
+            return super().parse_known_args(args, namespace)
+        self._intermixing = self.intermixed
+        try:
+            parse = super().parse_known_intermixed_args if self.intermixed else \
+                super().parse_known_args
+            parsed, extra = parse(args, namespace)
+        finally:
+            self._intermixing = False
         if extra:
             self.error("unrecognized arguments: " + " ".join(extra))
         return parsed, extra

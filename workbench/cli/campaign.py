@@ -66,7 +66,7 @@ def _register_submit(sub: Any) -> None:
     src.add_argument("--inventory", metavar="INVENTORY.yaml", help="a live campaign")
     src.add_argument("--replay", metavar="DATA.csv", help="a replay campaign")
     add_flags(sb, ReplayOptions, help_prefix="replay: ", skip=("seed",))
-    sb.add_argument("--hosts", default="", metavar="H1,H2",
+    sb.add_argument("--hosts", metavar="H1,H2",
                     help="hosts the campaign needs (live: default all of the inventory)")
     sb.add_argument("--holdout", type=int, default=0, metavar="N")
     _design_options(sb)
@@ -218,12 +218,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from nimo.records.campaigns import check_campaign_name
     from nimo.store import open_store
     from nimo.store.urls import refuse_in_memory
-    from workbench.options import from_args
+    from workbench.options import from_args, name_list
     from workbench.replay import ReplayOptions
     from workbench.runners import live_spec, runner_entry
 
     check_campaign_name(args.name)
-    hosts = [h for h in args.hosts.split(",") if h]
+    hosts = [] if args.hosts is None else list(
+        name_list(args.hosts, "--hosts", "all of the inventory (live) or none (replay)"))
     design = load_design(args.design)
     if args.inventory:
         kind = CampaignKind.LIVE

@@ -237,7 +237,8 @@ def cmd_log(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     with _open(args.store) as store:
         campaigns = store.campaigns()
-        counts = {c.name: len(store.iterations(c.name)) for c in campaigns}
+        # every stored run, in flight or interrupted too: the total of `status`'s runs line
+        counts = {c.name: len(store.runs(c.name)) for c in campaigns}
         lost = {c.name for c in campaigns if orphaned(store, c)}
         url = store.url
     if args.format == "json":
@@ -296,20 +297,23 @@ def stored_categories(info: Any) -> dict[str, list[str]]:
 def sample_table(runs: list[Any], categories: Mapping[str, Sequence[str]] | None = None,
                  ) -> tuple[list[str], list[list[Any]]]:
     """Column names and rows (numbers, category names, or None where a value is
-    unknown)."""
+    unknown). A measured column no run holds (D, U, o_* of a campaign that records T only)
+    is left out, so the table replays as it reads (`nimo replay` refuses an empty cell)."""
     from workbench.replay import METADATA, RESERVED
     from workbench.replay_categories import named
 
     names = list(runs[0].assignment)
+    measured = [c for c in RESERVED
+                if c == "T" or any(getattr(r.sample, c) is not None for r in runs)]
     rows = []
     for r in runs:
         s = r.sample
         levels = named({n: float(r.assignment[n]) for n in names}, categories or {})
         rows.append([*(levels[n] for n in names),
                      *(None if getattr(s, c) is None else float(getattr(s, c))
-                       for c in RESERVED),
+                       for c in measured),
                      r.run, str(r.purpose), r.host or "", round(float(s.cost_s), 3)])
-    return [*names, *RESERVED, *METADATA], rows
+    return [*names, *measured, *METADATA], rows
 
 
 def write_csv(out: str, header: list[str], rows: list[list[Any]]) -> None:

@@ -37,15 +37,18 @@ def register(sub: Any) -> None:
     fit.add_argument("runs", metavar="runs.csv")
     fit.add_argument("--family", required=True, help="family name, or auto (honest choice)")
     fit.add_argument("--attributes", required=True, metavar="COL,...")
-    fit.add_argument("--categorical", default="", metavar="COL,...")
-    fit.add_argument("--load", default="", metavar="COL,...")
+    fit.add_argument("--categorical", metavar="COL,...")
+    fit.add_argument("--load", metavar="COL,...")
     fit.add_argument("--time-column", default="T", help="run-time column (default T)")
     fit.add_argument("-o", "--output", required=True, metavar="FILE", help="model.json to write")
     fit.set_defaults(func=cmd_fit)
 
 
-def _names(text: str) -> list[str]:
-    return [a.strip() for a in text.split(",") if a.strip()]
+def _names(text: str | None, flag: str, absent: str | None = "none") -> list[str]:
+    """A comma-separated column list (None: the flag left out, none); an empty one refused."""
+    from workbench.options import name_list
+
+    return [] if text is None else list(name_list(text, flag, absent))
 
 
 def _categorical(model: Any) -> tuple[str, ...]:
@@ -103,14 +106,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from nimo.families.model import check_family
     from workbench.model_runs import read_runs
 
-    categorical = _names(args.categorical)
-    numeric = [a for a in _names(args.attributes) if a not in categorical]
+    categorical = _names(args.categorical, "--categorical")
+    numeric = [a for a in _names(args.attributes, "--attributes", None) if a not in categorical]
     runs = read_runs(args.runs, [*numeric, *categorical], categorical, args.time_column)
     if len({tuple(sorted(r.items())) for r in runs.rows}) < 2:
         raise DataError(f"{args.runs}: every run holds the same assignment: nothing to fit",
                         hint="a model needs runs at 2 or more assignments")
     attrs: dict[str, Any] = {"numeric": numeric, "categorical": categorical,
-                             "load": _names(args.load)}
+                             "load": _names(args.load, "--load")}
     if args.family == "auto":
         from nimo.families import AUTO_CANDIDATES
 

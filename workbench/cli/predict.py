@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("predict", help="predict run time from an exported cost model")
+    p = sub.add_parser("predict", help="predict run time from an exported cost model",
+                       intermixed=True)  # options anywhere among the attr=value items
     p.add_argument("model", metavar="MODEL.json")
     p.add_argument("values", nargs="*", metavar="attr=value")
     p.add_argument("--level", type=float, default=0.90, help="interval level (default 0.90)")

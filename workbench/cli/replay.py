@@ -68,21 +68,32 @@ def run(args: argparse.Namespace) -> int:
     return run_campaign(campaign, args.name, summarize, command="replay")
 
 
+def learning_share(final: dict[str, Any]) -> str:
+    """The learning time as a share of the all-samples time (every distinct assignment
+    measured once, at the mean T of its repeats). A run replays one recorded repeat, so
+    learning can cost more than that: then the line says so instead of a bare share."""
+    from workbench.cli.progress import format_hours
+
+    spent, total = final["acquisition_s"], final.get("all_samples_s")
+    share = 100.0 * spent / total if total else float("nan")
+    text = (f"learning time {format_hours(spent)} = {share:.1f}% of all-samples "
+            f"{format_hours(total or 0)}")
+    if share > 100.0:
+        text += (" (more than all-samples: each run replays one recorded repeat, and those "
+                 "drawn here were slower than the mean T per assignment all-samples counts)")
+    return text
+
+
 def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int) -> None:
     """Failures first, then the design's runs, learning time and accuracy, then warnings."""
-    from workbench.cli.progress import format_hours
     from workbench.exitstatus import stop_kind
 
     final = doc["final"]
     for problem in judged.problems:
         print(f"design {design}: {problem}")
-    share = (100.0 * final["acquisition_s"] / final["all_samples_s"]
-             if final.get("all_samples_s") else float("nan"))
     mape = final["external_mape_pct"]
     reason = doc["stopped_because"]
-    print(f"design {design}: {final['runs']} runs, learning time "
-          f"{format_hours(final['acquisition_s'])} = {share:.1f}% of all-samples "
-          f"{format_hours(final['all_samples_s'] or 0)}; external MAPE "
+    print(f"design {design}: {final['runs']} runs, {learning_share(final)}; external MAPE "
           f"{'-' if mape is None else f'{mape:.1f}%'} on {external} assignments; "
           f"stopped by {stop_kind(reason)}: {reason}", file=sys.stdout)
     median = final.get("external_median_ape_pct")
