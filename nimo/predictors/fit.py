@@ -31,7 +31,7 @@ from nimo.model.features import KNOTTED, Term, attribute_scale, design_matrix
 from nimo.model.predictor import TARGETS, FittedPredictor, relative_rows
 from nimo.predictors.loo import loo_mape
 from nimo.predictors.options import PredictorOptions
-from nimo.predictors.power import power_first
+from nimo.predictors.power import log_pairs, power_first
 from nimo.predictors.prior import CATEGORY, first_best, two_point_prior
 from nimo.predictors.select import Candidate, GreedySearch
 from nimo.predictors.variance import CONSTANT, RELATIVE, relative_noise
@@ -180,7 +180,7 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         if opts.mode == "paper":
             terms = _paper(search, data.columns, data.norm_levels, opts)
         else:
-            pairs = _log_pairs(smooth) if response == "log" and opts.log_pairs else smooth
+            pairs = log_pairs(smooth) if response == "log" and opts.log_pairs else smooth
             terms = search.run(pool, opts.min_improvement, opts.max_terms, opts.interactions,
                                pairs, data.columns, cache if pairs is smooth else {}, matrix,
                                preferred if opts.physical_ties else None, ratio_pairs,
@@ -200,13 +200,6 @@ def _select_terms(data: _Normalised, y: np.ndarray, weights: np.ndarray,
         if prior is not None:
             return prior[0], prior[1], [*best[3], ("prior:" + prior[1][0].label, best[0])]
     return best[1], best[2], best[3]
-
-
-def _log_pairs(smooth: Mapping[str, list[str]]) -> dict[str, list[str]]:
-    """The transforms an interaction on log y may take: log alone (a product of powers);
-    an identity or reciprocal factor there is exp(b x z), which a corner of levels no run
-    combined can take 100 times off (tuning gen919)."""
-    return {a: ["log"] for a, ts in smooth.items() if "log" in ts}
 
 
 def _levels(given: Sequence[float] | None, observed: np.ndarray) -> np.ndarray:
