@@ -44,6 +44,7 @@ from workbench.replay_data import (
     load_dataset,
 )
 from workbench.replay_scale import (
+    PICKED_REPEATS,
     Bound,
     aggregate,
     parse_bound,
@@ -272,7 +273,7 @@ class ReplayRunner(RunnerBase):
         """Learning time to measure every distinct assignment of the data once (the withheld
         ones too), as runs replay it: the repeat ``--repeats min|median`` picks, else the
         mean of the repeats (a random pick's expected time)."""
-        if pick_index([0.0], self.options.repeats) is None:
+        if self.options.repeats not in PICKED_REPEATS:
             return self.dataset.all_samples_s()
         picked = ([s.T for s in self.dataset.runs[a]] for a in self.dataset.assignments)
         return float(sum(t[pick_index(t, self.options.repeats) or 0] for t in picked))

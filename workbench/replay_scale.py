@@ -92,9 +92,12 @@ def split_by_bound(assignments: Sequence[Any], names: Sequence[str], bound: Boun
     return inside, outside
 
 
+PICKED_REPEATS = ("min", "median")
+
+
 def pick_index(times: Sequence[float], repeats: str | None) -> int | None:
     """The repeat a run replays: the fastest or the (lower) median; None = random pick."""
-    if repeats not in ("min", "median"):
+    if repeats not in PICKED_REPEATS:
         return None
     order = np.argsort(np.asarray(times, dtype=float), kind="stable")
     return int(order[0] if repeats == "min" else order[(len(order) - 1) // 2])

@@ -30,14 +30,44 @@ def features(encoder: Encoder, rows: Sequence[Row], logs: Sequence[bool]) -> np.
         else np.zeros((len(rows), 0))
 
 
+CHUNK = 256  # query rows per distance block: 256 x 10,000 training rows is 20 MB
+
+
 def _neighbours(F: np.ndarray, train: np.ndarray, k: int, skip_self: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
-    d = np.sqrt(((F[:, None, :] - train[None, :, :]) ** 2).sum(axis=2))
-    if skip_self:
-        np.fill_diagonal(d, np.inf)
+    """(indices, distances) of each row's ``k`` nearest training rows, nearest first (ties
+    by index); ``skip_self``: row i of F is training row i, left out. Blocks of rows, so
+    memory stays linear in the training set."""
     k = min(k, train.shape[0] - (1 if skip_self else 0))
-    idx = np.argsort(d, axis=1, kind="stable")[:, :k]
-    return idx, np.take_along_axis(d, idx, axis=1)
+    idx = np.empty((F.shape[0], k), dtype=np.intp)
+    dist = np.empty((F.shape[0], k))
+    for start in range(0, F.shape[0], CHUNK):
+        block = F[start:start + CHUNK]
+        d = np.zeros((block.shape[0], train.shape[0]))
+        for j in range(train.shape[1]):  # axis by axis: no (rows x runs x axes) array
+            d += (block[:, j, None] - train[None, :, j]) ** 2
+        np.sqrt(d, out=d)
+        if skip_self:
+            rows = np.arange(block.shape[0])
+            d[rows, start + rows] = np.inf
+        order = _smallest(d, k)
+        idx[start:start + CHUNK] = order
+        dist[start:start + CHUNK] = np.take_along_axis(d, order, axis=1)
+    return idx, dist
+
+
+def _smallest(d: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the columns of the ``k`` smallest values, smallest first and ties by column
+    (a stable sort's first ``k``), in linear time per row: a partition finds the k-th value,
+    and of the values equal to it the lowest columns are kept."""
+    if k == 0:
+        return np.empty((d.shape[0], 0), dtype=np.intp)
+    kth = np.partition(d, k - 1, axis=1)[:, k - 1:k]
+    below, tied = d < kth, d == kth
+    keep = below | (tied & (np.cumsum(tied, axis=1) <= k - below.sum(axis=1, keepdims=True)))
+    cols = np.nonzero(keep)[1].reshape(d.shape[0], k)
+    return np.take_along_axis(cols, np.argsort(np.take_along_axis(d, cols, axis=1), axis=1,
+                                               kind="stable"), axis=1)
 
 
 def weighted(idx: np.ndarray, dist: np.ndarray, logy: np.ndarray
@@ -60,8 +90,9 @@ def fit(encoder: Encoder, rows: Sequence[Row], T: np.ndarray) -> dict[str, Any]:
     logy = np.log(np.asarray(T, dtype=float))
     best_k, best_err = 1, np.inf
     if len(rows) > 1:
+        nearest, far = _neighbours(F, F, max(K_CHOICES), skip_self=True)
         for k in K_CHOICES:
-            idx, dist = _neighbours(F, F, k, skip_self=True)
+            idx, dist = nearest[:, :k], far[:, :k]
             err = float(np.mean(np.abs(np.expm1(weighted(idx, dist, logy)[0] - logy))))
             if err < best_err - 1e-12:
                 best_k, best_err = k, err

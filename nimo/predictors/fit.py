@@ -8,7 +8,8 @@ is ~0 (occupancies such as o_d can be 0): then by mean |y|, or 1 if all y are 0.
 ``mode='paper'``: one term per active attribute, identity or reciprocal by LOO error.
 ``mode='auto'``: greedy forward selection (:mod:`nimo.predictors.select`) from the intercept
 over identity/reciprocal/log of each active attribute with >= 2 observed levels, hinges
-``max(0, z-k)`` and ``max(0, k-z)`` at each interior observed level k, and identifiable
+``max(0, z-k)`` and ``max(0, k-z)`` at each interior observed level k (at most
+``MAX_KNOTS``, spread over the levels, for an attribute measured at many), and identifiable
 pairwise products of smooth transforms once both attributes are in; a term must cut the
 closed-form LOO MAPE by ``max(min_improvement, ln(m)/n)`` (with ``lookahead``, a main effect
 and an interaction it unlocks may join as a pair). The same search on ``log y``
@@ -37,6 +38,19 @@ from nimo.predictors.select import Candidate, GreedySearch
 from nimo.predictors.variance import CONSTANT, RELATIVE, relative_noise
 
 __all__ = ["PredictorOptions", "fit_predictor"]
+
+# An attribute measured at more levels (continuous values in a CSV for ``nimo model fit``)
+# offers hinges and steps at this many of them, evenly spread: one per level made a
+# candidate matrix of runs x levels (9,200 runs: tens of GB). Grids have far fewer levels.
+MAX_KNOTS = 48
+
+
+def spread_levels(levels: np.ndarray, most: int = MAX_KNOTS) -> np.ndarray:
+    """``levels`` when at most ``most``, else ``most`` of them evenly spread (by rank; the
+    first and last kept)."""
+    if levels.size <= most:
+        return levels
+    return levels[np.unique(np.linspace(0, levels.size - 1, most).round().astype(int))]
 
 
 def fit_predictor(
@@ -243,7 +257,7 @@ def _main_candidates(
                 term = Term.main(a, t)
                 pool.append(Candidate(term, term.evaluate(columns)))
         if "piecewise" in transforms:
-            for k in seen[1:-1]:  # interior observed levels: >= 2 distinct levels each side
+            for k in spread_levels(seen[1:-1]):  # interior levels: >= 2 distinct each side
                 for t in KNOTTED:
                     term = Term.main(a, t, float(k))
                     pool.append(Candidate(term, term.evaluate(columns)))
@@ -258,7 +272,7 @@ def _step_candidates(a: str, seen: np.ndarray, columns: Mapping[str, np.ndarray]
     cliff between them), where each side holds at least two runs."""
     z = columns[a]
     out = []
-    for k in (seen[:-1] + seen[1:]) / 2:
+    for k in spread_levels((seen[:-1] + seen[1:]) / 2):
         below = int(np.sum(z < k))
         if 2 <= below <= z.size - 2:
             term = Term.main(a, "step_below", float(k))

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from nimo.model.features import Factor, Term
 
@@ -25,6 +27,12 @@ def _additive_basis(za: np.ndarray, zb: np.ndarray) -> tuple[np.ndarray, np.ndar
     cells = np.unique(np.column_stack([za, zb]), axis=0)
     la, ia = np.unique(cells[:, 0], return_inverse=True)
     lb, ib = np.unique(cells[:, 1], return_inverse=True)
+    # the additive functions span len(la) + len(lb) - (connected components of the cells'
+    # level graph) dimensions; a forest leaves none beyond them (every level distinct, say)
+    levels = len(la) + len(lb)
+    graph = coo_matrix((np.ones(len(cells)), (ia, len(la) + ib)), shape=(levels, levels))
+    if levels - connected_components(graph, directed=False)[0] >= len(cells):
+        return None
     M = np.zeros((len(cells), len(la) + len(lb)))
     M[np.arange(len(cells)), ia] = 1.0
     M[np.arange(len(cells)), len(la) + ib] = 1.0

@@ -161,6 +161,23 @@ def test_knn_weighted_mean_and_variance():
     assert var[0] >= 0
 
 
+def test_knn_neighbours_match_a_stable_sort_across_blocks_and_ties(monkeypatch):
+    from nimo.families import knn
+
+    rng = np.random.default_rng(3)
+    F = rng.integers(0, 3, size=(23, 2)).astype(float)  # many exact ties and duplicates
+    monkeypatch.setattr(knn, "CHUNK", 5)  # several blocks, the last one short
+    for skip_self in (False, True):
+        d = np.sqrt(((F[:, None, :] - F[None, :, :]) ** 2).sum(axis=2))
+        if skip_self:
+            np.fill_diagonal(d, np.inf)
+        for k in (1, 4, 22):
+            idx, dist = knn._neighbours(F, F, k, skip_self=skip_self)
+            want = np.argsort(d, axis=1, kind="stable")[:, :k]
+            assert (idx == want).all()
+            assert np.array_equal(dist, np.take_along_axis(d, want, axis=1))
+
+
 def test_choice_is_honest_and_extrapolation_folds_train_below_the_held_level():
     method, splits = folds([{"n": float(v)} for v in (4, 8, 12, 16, 20)], "n")
     assert method == "extrapolate"
