@@ -90,9 +90,10 @@ def fit(encoder: Encoder, rows: Sequence[Row], T: np.ndarray) -> dict[str, Any]:
     logy = np.log(np.asarray(T, dtype=float))
     best_k, best_err = 1, np.inf
     if len(rows) > 1:
-        nearest, far = _neighbours(F, F, max(K_CHOICES), skip_self=True)
+        # one search for the largest k: a smaller k's neighbours are its first columns
+        near_idx, near_dist = _neighbours(F, F, max(K_CHOICES), skip_self=True)
         for k in K_CHOICES:
-            idx, dist = nearest[:, :k], far[:, :k]
+            idx, dist = near_idx[:, :k], near_dist[:, :k]
             err = float(np.mean(np.abs(np.expm1(weighted(idx, dist, logy)[0] - logy))))
             if err < best_err - 1e-12:
                 best_k, best_err = k, err
