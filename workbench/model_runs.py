@@ -30,6 +30,9 @@ class Runs:
 def read_runs(path: str | Path, attributes: Sequence[str], categorical: Sequence[str] = (),
               time_column: str = "T") -> Runs:
     p = str(path)
+    if time_column in attributes:
+        raise DataError(f"{p}: --time-column {time_column!r} is an attribute of the model, "
+                        "not a run time", hint="attributes: " + ", ".join(attributes))
     try:
         fh = open(p, newline="", encoding="utf-8-sig")  # noqa: SIM115 - closed below
     except OSError as e:

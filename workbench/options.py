@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -69,11 +69,27 @@ def from_args(cls: Callable[..., T], args: argparse.Namespace, **given: Any) -> 
 def name_list(text: str, flag: str, absent: str | None = None) -> tuple[str, ...]:
     """The names of a comma-separated flag value (``a, b``). An empty value or an empty name
     (``''``, ``a,,b``) is a ConfigError naming the flag, never read as the flag left out
-    (``absent``, for an optional flag, says what leaving it out means)."""
+    (``absent``, for an optional flag, says what leaving it out means); so is a name given
+    twice."""
     names = tuple(name.strip() for name in text.split(","))
     if "" in names:
         what = "is empty" if not text.strip() else "has an empty name"
         out = f", or leave {flag} out for {absent}" if absent else ""
         raise ConfigError(f"{flag} {text!r} {what}",
                           hint=f"give comma-separated names, e.g. {flag} a,b{out}")
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise ConfigError(f"{flag} {text!r} names {twice[0]!r} twice",
+                          hint=f"give each name once, e.g. {flag} a,b")
     return names
+
+
+def optional_names(value: str | Sequence[str] | None, flag: str, absent: str | None = None
+                   ) -> tuple[str, ...] | None:
+    """The names of an optional flag: from its comma-separated value (:func:`name_list`) or
+    a list (a stored spec); None where the flag was left out."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return name_list(value, flag, absent)
+    return tuple(str(a) for a in value)

@@ -31,18 +31,16 @@ from nimo.records import RunOutcome, RunRequest, RunStatus
 from nimo.runner import RunnerBase
 from nimo.space import Assignment, ResourceSpace
 from workbench.csvfile import file_sha256
-from workbench.options import name_list, option
+from workbench.options import option, optional_names
 from workbench.replay_categories import named
-from workbench.replay_data import (
+from workbench.replay_columns import (
     MAX_ASSIGNMENTS,
     MAX_LEVELS,
     METADATA,
     OCCUPANCY_COLUMNS,
     RESERVED,
-    ReplayDataset,
-    infer_attribute,
-    load_dataset,
 )
+from workbench.replay_data import ReplayDataset, infer_attribute, load_dataset
 from workbench.replay_scale import (
     PICKED_REPEATS,
     Bound,
@@ -50,6 +48,7 @@ from workbench.replay_scale import (
     parse_bound,
     parse_repeats,
     pick_index,
+    picked_repeat,
     split_by_bound,
 )
 
@@ -167,13 +166,13 @@ class ReplayOptions:
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
         set_("path", str(self.path))
-        set_("attributes", _attribute_list(self.attributes, "--attributes",
-                                           "every numeric non-reserved column"))
+        set_("attributes", optional_names(self.attributes, "--attributes",
+                                          "every numeric non-reserved column"))
         set_("where", tuple((str(c), str(v)) for c, v in self.where))
         set_("external_test", None if self.external_test is None else int(self.external_test))
         set_("seed", int(self.seed))
-        set_("load", _attribute_list(self.load, "--load", "none") or ())
-        set_("categorical", _attribute_list(self.categorical, "--categorical", "none") or ())
+        set_("load", optional_names(self.load, "--load", "none") or ())
+        set_("categorical", optional_names(self.categorical, "--categorical", "none") or ())
         for name in ("calibration_split", "max_levels", "max_assignments"):
             set_(name, int(getattr(self, name)))
         try:
@@ -211,17 +210,6 @@ class ReplayOptions:
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> ReplayOptions:
         return cls(**spec)
-
-
-def _attribute_list(value: str | Sequence[str] | None, flag: str, absent: str
-                    ) -> tuple[str, ...] | None:
-    """Attribute names from a comma-separated flag value (an empty one refused, not taken
-    for the flag left out) or a list; None for every column."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return name_list(value, flag, absent)
-    return tuple(str(a) for a in value)
 
 
 class ReplayRunner(RunnerBase):
@@ -273,10 +261,11 @@ class ReplayRunner(RunnerBase):
         """Learning time to measure every distinct assignment of the data once (the withheld
         ones too), as runs replay it: the repeat ``--repeats min|median`` picks, else the
         mean of the repeats (a random pick's expected time)."""
-        if self.options.repeats not in PICKED_REPEATS:
+        repeats = self.options.repeats
+        if repeats is None or repeats not in PICKED_REPEATS:
             return self.dataset.all_samples_s()
         picked = ([s.T for s in self.dataset.runs[a]] for a in self.dataset.assignments)
-        return float(sum(t[pick_index(t, self.options.repeats) or 0] for t in picked))
+        return float(sum(t[picked_repeat(t, repeats)] for t in picked))
 
     def spec(self) -> dict[str, Any]:
         """The options, with the attribute columns as read (rebuilds the identical runner)."""

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nimo.config import printable
 from nimo.errors import DataError
 from nimo.records import Sample, occupancies
 from nimo.space import Assignment, Attribute, ResourceSpace
@@ -35,18 +34,21 @@ from workbench.csvfile import (
     attribute_values,
     number,
     numbers,
-    numeric_column,
     open_csv,
     read_header,
 )
 from workbench.replay_categories import Coder, categorical_columns
+from workbench.replay_columns import (
+    MAX_ASSIGNMENTS,
+    MAX_LEVELS,
+    ReadSpec,
+    attribute_columns,
+    check_categorical,
+    data_kind,
+    no_match,
+    refuse_unread,
+)
 
-RESERVED = ("T", "D", "U", "o_a", "o_n", "o_d")
-# bookkeeping columns of `nimo campaign samples`: never attributes unless named explicitly
-METADATA = ("run", "purpose", "host", "cost_s")
-OCCUPANCY_COLUMNS = ("o_a", "o_n", "o_d", "D")
-MAX_LEVELS = 50
-MAX_ASSIGNMENTS = 50_000
 MAX_REPEATS = 100
 SNIFF_ROWS = 50  # rows that decide whether a column is numeric
 _FOUND = ("a column with numbers in its first rows is an attribute; name the attribute "
@@ -162,19 +164,6 @@ class ReplayDataset:
         return float(sum(self.mean_T(a) for a in self.runs))
 
 
-@dataclass(frozen=True)
-class ReadSpec:
-    """How to read one replay CSV (the options of ``load_dataset``)."""
-
-    attributes: Sequence[str] | None = None
-    time_column: str = "T"
-    where: Sequence[tuple[str, str]] = ()
-    load: Sequence[str] = ()
-    max_levels: int = MAX_LEVELS
-    max_assignments: int = MAX_ASSIGNMENTS
-    categorical: Sequence[str] = ()
-
-
 def load_dataset(
     path: str | Path,
     attributes: Sequence[str] | None = None,
@@ -205,9 +194,10 @@ class _Reader:
             header = read_header(p, rows, spec.time_column)
             where = RowFilter(header, spec.where)
             first = _sniff(rows, where)
-            _check_categorical(p, spec)
+            check_categorical(p, spec)
             cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
-            names = _attribute_columns(p, header, first, spec, where)
+            names = attribute_columns(p, header, first, spec, where)
+            refuse_unread(p, header, data_kind(header), spec.time_column)
             names += [c for c in cats if c not in names]
             coder = Coder(header, cats)
             # filtered before coding: a category is matched by its name, and only the
@@ -216,7 +206,7 @@ class _Reader:
                                    coder.rows(itertools.chain(first, where.kept(rows))))
             data, categories = coder.finish(names, data)
         if not data:
-            raise _no_match(p, where) if spec.where else DataError(f"{p}: no data rows")
+            raise no_match(p, where) if spec.where else DataError(f"{p}: no data rows")
         if len(data) < 2:
             raise DataError(f"{p}: one distinct assignment of {', '.join(names)}: nothing varies",
                             hint="a replay needs at least 2; check --where and --attributes")
@@ -226,7 +216,7 @@ class _Reader:
                    rows: Iterator[tuple[int, list[str]]]) -> dict[Assignment, Repeats]:
         p, spec = self.p, self.spec
         col = {h: i for i, h in enumerate(header)}
-        kind = _kind(header, p, spec.time_column)
+        kind = data_kind(header)
         idx = [col[c] for c in names]
         t_i = col[spec.time_column]
         watch = spec.attributes is None
@@ -285,47 +275,6 @@ def _sniff(rows: Iterator[tuple[int, list[str]]], where: RowFilter
     return first
 
 
-def _no_match(p: str, where: RowFilter) -> DataError:
-    """The error for ``--where`` filters no row passes, with a few values their columns
-    hold."""
-    filters = " ".join(f"{c}={v}" for c, v in where.where)
-    held = "; ".join(
-        f"{c} holds " + ", ".join(v or "''" for v in seen[:where.SHOWN])
-        + (", ..." if len(seen) > where.SHOWN else "")
-        for (c, _), seen in zip(where.where, where.seen, strict=True) if seen)
-    return DataError(printable(f"{p}: no data rows match the --where filters {filters}"),
-                     hint=printable(held) if held else None)
-
-
-def _check_categorical(p: str, spec: ReadSpec) -> None:
-    """Refuse a ``--categorical`` column that cannot be a categorical attribute: the run
-    time, a reserved column, or one left out by ``--attributes``."""
-    for c in spec.categorical:
-        if c == spec.time_column:
-            raise DataError(f"{p}:1: --categorical column {c!r} is the run-time column, not "
-                            "an attribute, and cannot be categorical",
-                            hint="name attribute columns of categories")
-        if c in RESERVED:
-            raise DataError(f"{p}:1: --categorical column {c!r} is a reserved column, not an "
-                            "attribute", hint="name attribute columns of categories")
-        if spec.attributes is not None and c not in spec.attributes:
-            raise DataError(f"{p}:1: --categorical column {c!r} is not among --attributes",
-                            hint=printable("valid: " + ", ".join(spec.attributes)))
-
-
-def _kind(header: Sequence[str], p: str | None = None, time_column: str = "T") -> str:
-    """occupancy, derived or direct; with ``p``, a D, U, o_* column it would not read is refused."""
-    kind = ("occupancy" if all(c in header for c in OCCUPANCY_COLUMNS)
-            else "derived" if "U" in header and "D" in header else "direct")
-    read = {"occupancy": RESERVED, "derived": ("U", "D"), "direct": ()}[kind]
-    unread = [c for c in RESERVED[1:] if c in header and c not in read and c != time_column]
-    if p is not None and unread:
-        raise DataError(f"{p}:1: column {', '.join(unread)} would be ignored: read only in "
-                        "the sets D, o_a, o_n, o_d (U optional) or U, D",
-                        hint="add the missing columns of a set, or rename it")
-    return kind
-
-
 def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float,
              kind: str, occ: Sequence[int] = ()) -> Row:
     """The measurement of one row as floats (checked; the line number last)."""
@@ -345,43 +294,10 @@ def _compact(p: str, line: int, row: list[str], col: Mapping[str, int], T: float
     return (T, D, U, o_a, o_n, o_d, float(line))
 
 
-def _attribute_columns(p: str, header: list[str], kept: Sequence[tuple[int, list[str]]],
-                       spec: ReadSpec, where: RowFilter) -> list[str]:
-    """The attribute columns: those named (checked), else every column with a number in
-    ``kept`` (the sniffed rows the filters keep) but the reserved ones."""
-    columns = printable("columns: " + ", ".join(header))
-    if spec.time_column not in header:
-        raise DataError(f"{p}:1: no {spec.time_column!r} column (the run time in seconds)",
-                        hint=columns)
-    for c, _ in spec.where:
-        if c not in header:
-            raise DataError(f"{p}:1: --where column {c!r} not in the data", hint=columns)
-    if spec.where and not kept:
-        raise _no_match(p, where)
-    reserved = {*RESERVED, *METADATA, spec.time_column}
-    attributes = spec.attributes
-    if attributes is None:
-        attributes = [h for i, h in enumerate(header)
-                      if h and h not in reserved and numeric_column(kept, i)]
-    for a in attributes:
-        if a not in header:
-            raise DataError(f"{p}:1: attribute {a!r} not in the data", hint=columns)
-        if a in reserved:
-            raise DataError(f"{p}:1: {a!r} is a reserved column, not an attribute")
-    if not attributes:
-        raise DataError(f"{p}: no numeric attribute columns found",
-                        hint="name them with --attributes")
-    for a in spec.load:
-        if a not in attributes:
-            raise DataError(f"{p}:1: --load column {a!r} is not an attribute column",
-                            hint=printable("attributes: " + ", ".join(attributes)))
-    return list(attributes)
-
-
 def _dataset(p: str, header: list[str], names: list[str], data: dict[Assignment, Repeats],
              spec: ReadSpec, categories: Mapping[str, tuple[str, ...]] | None = None
              ) -> ReplayDataset:
-    kind = _kind(header)
+    kind = data_kind(header)
     levels = {c: sorted({a[i] for a in data}) for i, c in enumerate(names)}
     load = tuple(spec.load)
     cats = dict(categories or {})

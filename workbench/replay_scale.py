@@ -97,8 +97,11 @@ PICKED_REPEATS = ("min", "median")
 
 def pick_index(times: Sequence[float], repeats: str | None) -> int | None:
     """The repeat a run replays: the fastest or the (lower) median; None = random pick."""
-    if repeats not in PICKED_REPEATS:
-        return None
+    return picked_repeat(times, repeats) if repeats in PICKED_REPEATS else None
+
+
+def picked_repeat(times: Sequence[float], repeats: str) -> int:
+    """The index of the fastest (``min``) or the lower median (``median``) repeat."""
     order = np.argsort(np.asarray(times, dtype=float), kind="stable")
     return int(order[0] if repeats == "min" else order[(len(order) - 1) // 2])
 

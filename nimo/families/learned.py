@@ -25,6 +25,10 @@ GRIDS: dict[str, dict[str, list[Any]]] = {  # fixed a priori (seed 000's kind of
     "gbr": {"n_estimators": [50, 200], "max_depth": [2, 3], "learning_rate": [0.05, 0.1]},
 }
 
+# from this many runs the grid search spreads its fits over every core (below, starting the
+# worker processes costs more than it saves)
+PARALLEL_RUNS = 2000
+
 
 def _estimator(name: str) -> Any:
     from sklearn.ensemble import GradientBoostingRegressor
@@ -60,7 +64,8 @@ def fit(name: str, encoder: Encoder, rows: Sequence[Row], T: np.ndarray) -> dict
     est = _estimator(name)
     if folds >= 2:
         search = GridSearchCV(est, GRIDS[name], cv=KFold(folds, shuffle=True, random_state=0),
-                              scoring="neg_mean_absolute_error")
+                              scoring="neg_mean_absolute_error",
+                              n_jobs=-1 if len(rows) >= PARALLEL_RUNS else None)
         est = search.fit(F, logy - y0).best_estimator_
     else:
         est.fit(F, logy - y0)

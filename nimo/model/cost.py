@@ -25,7 +25,7 @@ from nimo.model.calibration import CV, calibration_of
 from nimo.model.equation import KINDS, OCCUPANCIES, total_time
 from nimo.model.gp import LogTProcess, blended
 from nimo.model.monotone import MonotoneBound
-from nimo.model.predictor import RELATIVE, FittedPredictor, jsonable
+from nimo.model.predictor import FittedPredictor, jsonable
 from nimo.model.quantiles import two_sided
 from nimo.model.residual import ResidualField
 from nimo.model.support import (
@@ -46,14 +46,9 @@ from nimo.model.validate import (
     predictors_from,
     training_from,
 )
+from nimo.model.versions import VERSION, format_version
 
 FORMAT = "nimo-cost-model"
-# 2: a residual correction; 3: a GP blend; 4: each predictor held in bounds (part_bounds);
-# 5: a predictor's noise relative to its prediction (FittedPredictor.variance); 6: T held
-# near the runs an assignment has more or less of (nimo.model.monotone); 7: averaged with
-# alternative fits (nimo.model.average); 8: a jump term (the step_below transform)
-VERSION_PLAIN, VERSION_RESIDUAL, VERSION_GP, VERSION_PARTS, VERSION_RELATIVE = 1, 2, 3, 4, 5
-VERSION_MONOTONE, VERSION_AVERAGE, VERSION = 6, 7, 8
 
 
 class Prediction(NamedTuple):
@@ -64,6 +59,7 @@ class Prediction(NamedTuple):
     hi: float
     std: float
     far: bool = False  # far from every training assignment (bounded models only)
+    held: bool = False  # the form broke the order of the runs here: T held near them
 
     @property
     def is_time(self) -> bool:
@@ -257,28 +253,36 @@ class CostModel:
         if not 0.0 < level < 1.0:
             raise ConfigError(f"interval level must lie in (0, 1), got {level}")
         x = self.row(assignment)
-        m, v, nu = self.delivered_var_many(x)
-        mean, var, dof = float(m[0]), float(v[0]), float(nu[0])
+        m, v, nu, by_runs = self._delivered(x)
+        mean, var, dof, held = float(m[0]), float(v[0]), float(nu[0]), bool(by_runs[0])
         widen, far = self._widening(x)
         if not math.isfinite(var) or var < 0:
-            return Prediction(mean, math.nan, math.nan, math.nan, far)
+            return Prediction(mean, math.nan, math.nan, math.nan, far, held)
         std = math.sqrt(var) * widen
         q = self.interval_multiplier(level, dof)
         lo, hi = mean - q * std, mean + q * std
         if self.bounds is not None:  # both ends held where the mean is: a T the model rules out
             lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
-        return Prediction(mean, lo, hi, std, far)
+        return Prediction(mean, lo, hi, std, far, held)
 
     @np.errstate(all="ignore")
     def delivered_var_many(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``predict_var_many`` as the model delivers T: in its bounds, held near its runs
         and averaged (``predict_many``); the spread moves with the mean."""
+        return self._delivered(X)[:3]
+
+    @np.errstate(all="ignore")
+    def _delivered(self, X: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``delivered_var_many`` and, per row, whether the runs held T (:attr:`held`)."""
         X = self._matrix(X)
         m, v, nu = self.predict_var_many(X)
         mean = clip_to_bounds(m, self.bounds)
         held = self._held(X, mean)
         moved = np.isfinite(held) & np.isfinite(mean) & (mean != 0) & (held != mean)
-        return held, v * np.where(moved, held / mean, 1.0) ** 2, nu
+        by_runs = (np.zeros(mean.shape, bool) if self.monotone is None
+                   else self.monotone.breaks(X, mean))
+        return held, v * np.where(moved, held / mean, 1.0) ** 2, nu, by_runs
 
     @np.errstate(all="ignore")
     def _widening(self, x: np.ndarray) -> tuple[float, bool]:
@@ -382,16 +386,3 @@ def load_model(path: str | Path) -> CostModel:
     except json.JSONDecodeError as e:
         raise ModelError(f"{path} is not JSON (line {e.lineno}: {e.msg})") from None
     return CostModel.from_dict(d)
-
-
-def format_version(model: CostModel) -> int:
-    """The oldest format version that holds every field ``model`` has (see VERSION)."""
-    if any(f.transform == "step_below" for p in model.predictors.values()
-           for t in p.terms for f in t.factors):
-        return VERSION
-    if model.average is not None or model.monotone is not None:
-        return VERSION_AVERAGE if model.average is not None else VERSION_MONOTONE
-    if any(p.variance == RELATIVE for p in model.predictors.values()):
-        return VERSION_RELATIVE
-    return VERSION_PARTS if model.part_bounds else VERSION_GP if model.gp is not None else (
-        VERSION_RESIDUAL if model.residual is not None else VERSION_PLAIN)

@@ -81,6 +81,28 @@ def test_learned_export_matches_scikit_learn(family, monkeypatch):
     assert np.allclose(m.predict(rows), expected, rtol=1e-9)
 
 
+def test_a_grid_search_over_every_core_fits_the_same_model(monkeypatch):
+    """From PARALLEL_RUNS runs the folds run in worker processes: the model is the same."""
+    from sklearn import model_selection
+
+    from nimo.families import learned
+
+    workers = []
+    real = model_selection.GridSearchCV
+
+    def spy(*args, **kwargs):
+        workers.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model_selection, "GridSearchCV", spy)
+    rows, T = grid(noise=0.02)
+    serial = fit_family("svr", rows, T, numeric=["P", "C"]).to_dict()
+    monkeypatch.setattr(learned, "PARALLEL_RUNS", len(rows))
+    parallel = fit_family("svr", rows, T, numeric=["P", "C"]).to_dict()
+    assert workers == [None, -1]
+    assert parallel["params"] == serial["params"]
+
+
 def test_categories_one_hot_and_unknown_category_names_the_valid_ones():
     rows = [{"n": n, "fam": f} for n in (2, 4, 8, 16) for f in ("c4", "m4", "r4")]
     factor = {"c4": 1.0, "m4": 1.3, "r4": 1.6}

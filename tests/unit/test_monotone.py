@@ -130,3 +130,34 @@ def test_the_option_needs_a_bounded_model() -> None:
         PredictorOptions(bounded=False, monotone=True)
     with pytest.raises(ConfigError, match="predictors.monotone must be true or false"):
         PredictorOptions.from_dict({"bounded": True, "monotone": "yes"})
+
+
+def test_a_held_prediction_says_so_and_one_inside_the_limits_does_not() -> None:
+    held, X, _ = _held_model()
+    lo, hi = held.monotone.limits(X)  # type: ignore[union-attr]
+    unheld_T = dataclasses.replace(held, monotone=None).predict_many(X)
+    broke = (unheld_T < lo) | (unheld_T > hi)
+    assert broke.any() and not broke.all()
+    names = [a["name"] for a in held.attributes]
+    for i in (int(np.argmax(broke)), int(np.argmin(broke))):
+        p = held.predict_interval(dict(zip(names, X[i], strict=True)))
+        assert p.held == bool(broke[i])
+    row = dict(zip(names, X[int(np.argmax(broke))], strict=True))
+    assert not dataclasses.replace(held, monotone=None).predict_interval(row).held
+
+
+def test_nimo_predict_warns_where_the_runs_held_the_prediction(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    held, X, _ = _held_model()
+    lo, hi = held.monotone.limits(X)  # type: ignore[union-attr]
+    unheld_T = dataclasses.replace(held, monotone=None).predict_many(X)
+    broke = (unheld_T < lo) | (unheld_T > hi)
+    path = held.save(tmp_path / "m.json")
+    names = [a["name"] for a in held.attributes]
+    for i, warned in ((int(np.argmax(broke)), True), (int(np.argmin(broke)), False)):
+        values = [f"{n}={float(v)!r}" for n, v in zip(names, X[i], strict=True)]
+        assert main(["predict", str(path), *values]) == 0
+        err = capsys.readouterr().err
+        assert ("breaks the order of the measured runs" in err) == warned

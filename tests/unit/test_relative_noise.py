@@ -14,8 +14,8 @@ import pytest
 from nimo.errors import ModelError
 from nimo.model import CostModel, FittedPredictor
 from nimo.model.calibration import CV, HOLDOUT, LOO
-from nimo.model.cost import VERSION_RELATIVE
 from nimo.model.features import Term
+from nimo.model.versions import VERSION_RELATIVE
 from nimo.predictors import PredictorOptions, fit_predictor
 from nimo.predictors.variance import relative_noise
 

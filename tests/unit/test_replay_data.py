@@ -16,7 +16,7 @@ import pytest
 
 from nimo.errors import ConfigError, DataError
 from nimo.records import Sample, occupancies
-from workbench import replay_data
+from workbench import replay_columns, replay_data
 from workbench.cli import main
 from workbench.replay import ReplayOptions, ReplayRunner, external_test_set, load_dataset
 
@@ -33,7 +33,7 @@ def reference_load(path: Path, attributes: Sequence[str] | None = None,
         header = [h.strip() for h in reader.fieldnames or []]
         reader.fieldnames = header
         rows = [(reader.line_num, r) for r in reader]  # the line each row ends on
-    reserved = {*replay_data.RESERVED, *replay_data.METADATA}
+    reserved = {*replay_columns.RESERVED, *replay_columns.METADATA}
 
     def numeric(c: str) -> bool:
         try:
@@ -45,7 +45,7 @@ def reference_load(path: Path, attributes: Sequence[str] | None = None,
 
     names = list(attributes) if attributes else [
         h for h in header if h not in reserved and numeric(h)]
-    has_occ = all(c in header for c in replay_data.OCCUPANCY_COLUMNS)
+    has_occ = all(c in header for c in replay_columns.OCCUPANCY_COLUMNS)
     derive = not has_occ and "U" in header and "D" in header
     runs: dict[tuple[float, ...], list[Sample]] = {}
     for line, r in rows:

@@ -239,6 +239,63 @@ def test_an_empty_comma_list_option_is_a_usage_error(capsys, argv, flag, value, 
     assert f"error: {flag} {value!r} {what} (give comma-separated names" in line
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["replay", str(CPU), "--attributes", "cpu_mhz,mem_mb,cpu_mhz"],
+     "--attributes 'cpu_mhz,mem_mb,cpu_mhz' names 'cpu_mhz' twice"),
+    (["model", "fit", str(CPU), "--family", "knn", "--attributes", "cpu_mhz,mem_mb",
+      "--categorical", "mem_mb, mem_mb", "-o", "-"],
+     "--categorical 'mem_mb, mem_mb' names 'mem_mb' twice"),
+    (["campaign", "submit", "x", "--replay", str(CPU), "--hosts", "h1,h1",
+      "--store", "sqlite:///:memory:"], "--hosts 'h1,h1' names 'h1' twice"),
+])
+def test_a_name_given_twice_in_a_comma_list_is_a_usage_error(capsys, argv, message) -> None:
+    assert main(argv) == 2
+    assert f"error: {message} (give each name once" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--attributes", "cpu_mhz,T"],
+     "--attributes names the run-time column 'T' (--time-column)"),
+    (["--attributes", "cpu_mhz,mem_mb", "--time-column", "mem_mb"],
+     "--attributes names the run-time column 'mem_mb' (--time-column)"),
+    (["--attributes", "cpu_mhz", "--categorical", "mem_mb"],
+     "--categorical column 'mem_mb' is not among the --attributes (valid: cpu_mhz)"),
+    (["--attributes", "cpu_mhz,mem_mb", "--load", "latency_ms"],
+     "--load column 'latency_ms' is not among the numeric --attributes (valid: cpu_mhz, "
+     "mem_mb)"),
+    (["--attributes", "cpu_mhz,mem_mb", "--categorical", "mem_mb", "--load", "mem_mb"],
+     "--load column 'mem_mb' is not among the numeric --attributes (valid: cpu_mhz)"),
+])
+def test_model_fit_refuses_columns_that_cannot_be_its_attributes(tmp_path, capsys, extra,
+                                                                 message) -> None:
+    """The run time taken as an attribute fitted T from T (training MAPE 0.00%); a load or
+    categorical column not among the attributes was added or silently dropped."""
+    out = tmp_path / "m.json"
+    assert main(["model", "fit", str(CPU), "--family", "product", *extra, "-o", str(out)]) == 2
+    assert f"error: {message}" in one_error_line(capsys)
+    assert not out.exists()
+
+
+def test_model_score_and_update_refuse_an_attribute_as_the_run_time(tmp_path, capsys) -> None:
+    """``--time-column`` naming a model attribute scored the model against that attribute."""
+    model = tmp_path / "m.json"
+    assert main(["model", "fit", str(CPU), "--family", "product", "--attributes",
+                 "cpu_mhz,mem_mb", "-o", str(model)]) == 0
+    capsys.readouterr()
+    for argv in (["model", "score", str(model), str(CPU), "--time-column", "mem_mb"],
+                 ["model", "update", str(model), str(CPU), "--time-column", "mem_mb", "-o",
+                  str(tmp_path / "u.json")]):
+        assert main(argv) == 2
+        assert "--time-column 'mem_mb' is an attribute of the model" in one_error_line(capsys)
+    assert not (tmp_path / "u.json").exists()
+    one = tmp_path / "one.csv"
+    one.write_text("cpu_mhz,mem_mb,T\n1000,512,3\n")
+    assert main(["model", "score", str(model), str(one)]) == 0
+    assert ": 1 run, MAPE" in capsys.readouterr().out
+    assert main(["model", "update", str(model), str(one), "-o", str(tmp_path / "u.json")]) == 0
+    assert "with 1 more run (" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("value", ["1e300", "-1e300", "1e-200", "1e31"])
 def test_an_attribute_value_beyond_1e30_is_refused_naming_the_row(tmp_path, capsys, value):
     """An attribute near the float limit (or as tiny) leaked numpy's overflow warnings from

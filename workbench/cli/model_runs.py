@@ -46,9 +46,14 @@ def register(sub: Any) -> None:
 
 def _names(text: str | None, flag: str, absent: str | None = "none") -> list[str]:
     """A comma-separated column list (None: the flag left out, none); an empty one refused."""
-    from workbench.options import name_list
+    from workbench.options import optional_names
 
-    return [] if text is None else list(name_list(text, flag, absent))
+    return list(optional_names(text, flag, absent) or ())
+
+
+def _runs(n: int, more: str = "") -> str:
+    """``1 run``, ``2 runs`` (``more``: a word before run, ``1 more run``)."""
+    return f"{n} {more}run{'' if n == 1 else 's'}"
 
 
 def _categorical(model: Any) -> tuple[str, ...]:
@@ -66,7 +71,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     predicted = predict_rows(model, runs.rows)
     summary = ape_summary(runs.T.tolist(), predicted)
     mape, median = summary["external_mape_pct"], summary["external_median_ape_pct"]
-    print(f"{args.model} on {args.runs}: {len(runs.rows)} runs, MAPE "
+    print(f"{args.model} on {args.runs}: {_runs(len(runs.rows))}, MAPE "
           f"{'-' if mape is None else f'{mape:.2f}%'}, median APE "
           f"{'-' if median is None else f'{median:.2f}%'}", file=sys.stderr if args.json == "-"
           else sys.stdout)
@@ -95,7 +100,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     runs = read_runs(args.runs, model.names, _categorical(model), args.time_column)
     new = model.update(runs.rows, runs.T)
     _write(args.output, json.dumps(new.to_dict(), indent=2) + "\n")
-    print(f"wrote {args.output}: {model.family} model with {len(runs.rows)} more runs "
+    print(f"wrote {args.output}: {model.family} model with {_runs(len(runs.rows), 'more ')} "
           f"({new.training.get('runs')} in all)")
     return 0
 
@@ -106,14 +111,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from nimo.families.model import check_family
     from workbench.model_runs import read_runs
 
-    categorical = _names(args.categorical, "--categorical")
-    numeric = [a for a in _names(args.attributes, "--attributes", None) if a not in categorical]
-    runs = read_runs(args.runs, [*numeric, *categorical], categorical, args.time_column)
+    attrs = _fit_columns(args)
+    runs = read_runs(args.runs, [*attrs["numeric"], *attrs["categorical"]],
+                     attrs["categorical"], args.time_column)
     if len({tuple(sorted(r.items())) for r in runs.rows}) < 2:
         raise DataError(f"{args.runs}: every run holds the same assignment: nothing to fit",
                         hint="a model needs runs at 2 or more assignments")
-    attrs: dict[str, Any] = {"numeric": numeric, "categorical": categorical,
-                             "load": _names(args.load, "--load")}
     if args.family == "auto":
         from nimo.families import AUTO_CANDIDATES
 
@@ -127,6 +130,28 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {model.family} model{note} of {len(runs.rows)} runs, "
           f"training MAPE {float(np.mean(np.abs(fitted - runs.T) / runs.T)) * 100:.2f}%")
     return 0
+
+
+def _fit_columns(args: argparse.Namespace) -> dict[str, Any]:
+    """The numeric, categorical and load columns ``nimo model fit`` was given, checked: the
+    run time is no attribute, and every categorical or load column is one of them."""
+    from nimo.errors import ConfigError
+
+    attributes = _names(args.attributes, "--attributes", None)
+    if args.time_column in attributes:
+        raise ConfigError(f"--attributes names the run-time column {args.time_column!r} "
+                          "(--time-column): a model cannot take the time it predicts",
+                          hint="name the attribute columns only")
+    categorical, load = _names(args.categorical, "--categorical"), _names(args.load, "--load")
+    numeric = [a for a in attributes if a not in categorical]
+    for flag, names, valid in (("--categorical", categorical, attributes),
+                               ("--load", load, numeric)):
+        for name in names:
+            if name not in valid:
+                raise ConfigError(f"{flag} column {name!r} is not among the "
+                                  f"{'numeric ' if flag == '--load' else ''}--attributes",
+                                  hint="valid: " + ", ".join(valid))
+    return {"numeric": numeric, "categorical": categorical, "load": load}
 
 
 def _write(path: str, text: str) -> None:

@@ -184,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
     if p.far:
         print("nimo predict: warning: far from every measured assignment: the interval is "
               "widened and the prediction is a guess", file=sys.stderr)
+    if p.held and model.monotone is not None:
+        print("nimo predict: warning: the fitted form breaks the order of the measured runs "
+              "here (more capacity predicted slower, or less faster, than a run took): the "
+              f"prediction is held within {model.monotone.kappa:g}x of those runs and is "
+              "uncertain", file=sys.stderr)
     print(f"T = {p.mean:.4g} s  ({interval_text(model, p, args.level)})")
     if not p.is_time:  # an unbounded form gone wrong here
         print("nimo predict: error: the model predicts no positive run time here: its form is "
