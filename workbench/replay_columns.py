@@ -40,8 +40,15 @@ def data_kind(header: Sequence[str]) -> str:
     return "derived" if "U" in header and "D" in header else "direct"
 
 
-def refuse_unread(p: str, header: Sequence[str], kind: str, time_column: str) -> None:
-    """Refuse a D, U or o_* column that data of ``kind`` would silently not read."""
+def check_measurements(p: str, header: Sequence[str], kind: str, time_column: str) -> None:
+    """Refuse a D, U or o_* column that data of ``kind`` would silently not read, and a run
+    time taken from a column it reads as another measurement."""
+    measured = [c for c in _READ[kind] if c != "T"]
+    if time_column in measured:
+        raise DataError(f"{p}:1: --time-column {time_column!r} is read as a measurement of "
+                        f"the {kind} data ({', '.join(measured)}), not as the run time",
+                        hint="name the column of run times in seconds"
+                        + (", e.g. --time-column T" if "T" in header else ""))
     unread = [c for c in RESERVED[1:]
               if c in header and c not in _READ[kind] and c != time_column]
     if unread:

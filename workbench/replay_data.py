@@ -44,9 +44,9 @@ from workbench.replay_columns import (
     ReadSpec,
     attribute_columns,
     check_categorical,
+    check_measurements,
     data_kind,
     no_match,
-    refuse_unread,
 )
 
 MAX_REPEATS = 100
@@ -197,7 +197,7 @@ class _Reader:
             check_categorical(p, spec)
             cats = categorical_columns(p, header, first, spec.attributes, spec.categorical)
             names = attribute_columns(p, header, first, spec, where)
-            refuse_unread(p, header, data_kind(header), spec.time_column)
+            check_measurements(p, header, data_kind(header), spec.time_column)
             names += [c for c in cats if c not in names]
             coder = Coder(header, cats)
             # filtered before coding: a category is matched by its name, and only the

@@ -217,6 +217,27 @@ def test_a_measured_column_the_reader_would_ignore_is_refused(tmp_path, capsys, 
     assert "D, o_a, o_n, o_d (U optional) or U, D" in line
 
 
+@pytest.mark.parametrize(("extra", "cells", "time", "kind"), [
+    ("D,o_a,o_n,o_d", "50,0.1,0.05,0.05", "D", "occupancy"),
+    ("D,o_a,o_n,o_d", "50,0.1,0.05,0.05", "o_a", "occupancy"),
+    ("U,D", "0.5,50", "U", "derived"),
+])
+def test_a_run_time_taken_from_a_measured_column_is_refused(tmp_path, capsys, extra, cells,
+                                                            time, kind) -> None:
+    """``--time-column D`` on occupancy data replayed D (megabytes) as the run time while
+    the occupancies described T: a model of one quantity scored against another."""
+    data = _grid(tmp_path / "d.csv", f"x,y,T,{extra}", lambda x, y: f"{x},{y},{10 * x + y},{cells}")
+    assert main(["replay", str(data), "--time-column", time, "--seed", "1", "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert f"{data}:1: --time-column {time!r} is read as a measurement of the {kind} data" in line
+    assert "e.g. --time-column T" in line
+
+
+def test_a_run_time_column_named_d_is_read_where_nothing_else_reads_d(tmp_path) -> None:
+    data = _grid(tmp_path / "d.csv", "x,y,D", lambda x, y: f"{x},{y},{10 * x + y}")
+    assert main(["replay", str(data), "--time-column", "D", "--seed", "1", "--quiet"]) == 0
+
+
 @pytest.mark.parametrize(("argv", "flag", "value", "what"), [
     (["replay", str(CPU), "--attributes", ""], "--attributes", "", "is empty"),
     (["replay", str(CPU), "--attributes", "cpu_mhz,,mem_mb"], "--attributes",
