@@ -31,6 +31,11 @@ def check_family(name: str, where: str = "family") -> str:
     return name
 
 
+# training keys `nimo model fit --family auto` writes: how the family was chosen and every
+# candidate's cross-validated MAPE (%)
+CHOICE_KEYS = ("chosen_by", "honest_error_pct")
+
+
 @dataclass(frozen=True, eq=False)
 class FamilyModel:
     """Predicts a run time T from rows ``{attribute: number or category}``."""
@@ -79,7 +84,9 @@ class FamilyModel:
         stats = linear.Stats.from_dict(self.params["stats"]).plus(
             H, linear.response(self.family, T))
         coef = linear.solve(self.family, stats)
-        training = {**self.training, "runs": stats.n}
+        # a cross-validated choice scored the runs before these: it no longer holds
+        training = {**{k: v for k, v in self.training.items() if k not in CHOICE_KEYS},
+                    "runs": stats.n}
         if "t_range" in self.training:  # a model written before t_range keeps its 1e-9 s floor
             training.update(_t_range(T, self.training["t_range"]))
         if "measured_range" in self.training:

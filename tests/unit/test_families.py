@@ -230,3 +230,30 @@ def test_design_family_option_is_checked_and_default_unchanged():
         PredictorOptions.from_dict({"family": "bogus"})
     with pytest.raises(ConfigError, match=r"candidates\[1\]"):
         PredictorOptions.from_dict({"candidates": ["knn", "nope"]})
+
+
+def test_model_fit_auto_keeps_and_says_each_candidates_fold_error(tmp_path, capsys):
+    """`--family auto` exports its choice's cross-validated errors; an update, which adds
+    runs those errors never saw, drops them."""
+    from workbench.cli import main
+
+    rows, T = grid(noise=0.02)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("P,C,T\n" + "".join(f"{r['P']},{r['C']},{t}\n"
+                                         for r, t in zip(rows, T, strict=True)))
+    out = tmp_path / "m.json"
+    assert main(["model", "fit", str(runs), "--family", "auto", "--attributes", "P,C",
+                 "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    training = json.loads(out.read_text())["training"]
+    errors = training["honest_error_pct"]
+    best = min((e, f) for f, e in errors.items() if e is not None)
+    assert json.loads(out.read_text())["family"] == best[1]
+    assert training["chosen_by"] in said and f"{best[1]} {best[0]:.1f}%" in said
+    product = tmp_path / "p.json"
+    product.write_text(json.dumps({**fit_family("product", rows, T, numeric=["P", "C"])
+                                   .to_dict(), "training": training}))
+    assert main(["model", "update", str(product), str(runs), "-o", str(tmp_path / "u.json")]) == 0
+    updated = json.loads((tmp_path / "u.json").read_text())["training"]
+    assert "honest_error_pct" not in updated and "chosen_by" not in updated
+    assert updated["runs"] == 2 * len(rows)

@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +123,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from nimo.families import AUTO_CANDIDATES
 
         choice = choose_family(AUTO_CANDIDATES, runs.rows, runs.T, **attrs)
-        model, note = choice.model, f" (chosen by {choice.method})"
+        model = dataclasses.replace(choice.model, training={
+            **choice.model.training, "chosen_by": choice.method,
+            "honest_error_pct": choice.errors})
+        note = f" (chosen by {choice.method} cross-validation: {_ranking(choice.errors)})"
     else:
         model = fit_family(check_family(args.family, "--family"), runs.rows, runs.T, **attrs)
         note = ""
@@ -130,6 +135,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {model.family} model{note} of {len(runs.rows)} runs, "
           f"training MAPE {float(np.mean(np.abs(fitted - runs.T) / runs.T)) * 100:.2f}%")
     return 0
+
+
+def _ranking(errors: Mapping[str, float | None], shown: int = 3) -> str:
+    """``loglog2 5.1%, product 7.3%, knn 9.0%``: the candidates' fold errors, best first."""
+    ranked = sorted((e, f) for f, e in errors.items() if e is not None)
+    return ", ".join(f"{f} {e:.1f}%" for e, f in ranked[:shown]) or "no candidate scored"
 
 
 def _fit_columns(args: argparse.Namespace) -> dict[str, Any]:
