@@ -31,9 +31,9 @@ def check_family(name: str, where: str = "family") -> str:
     return name
 
 
-# training keys `nimo model fit --family auto` writes: how the family was chosen and every
-# candidate's cross-validated MAPE (%)
-CHOICE_KEYS = ("chosen_by", "honest_error_pct")
+# training keys a cross-validated choice writes (nimo.families.select): how the family was
+# chosen, every candidate's MAPE (%), the interval from the chosen one's out-of-fold errors
+CHOICE_KEYS = ("chosen_by", "honest_error_pct", "interval")
 
 
 @dataclass(frozen=True, eq=False)

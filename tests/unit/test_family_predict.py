@@ -1,5 +1,6 @@
 """`nimo predict` reads a family model (docs/campaigns.md says so; it had refused every one
-as "not a NIMO cost model"): a point prediction, categories by name, bad input in one line."""
+as "not a NIMO cost model"): a prediction (with an interval when cross-validation chose the
+family), categories by name, bad input in one line."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def test_predict_prints_a_family_models_point_prediction(family_model, capsys):
     assert main(["predict", str(path), "cpu=2", "disk=ssd"]) == 0
     expected = float(model.predict([{"cpu": 2.0, "disk": "ssd"}])[0])
     assert capsys.readouterr().out.strip() == (
-        f"T = {expected:.4g} s  (family knn: a point prediction, no interval)")
+        f"T = {expected:.4g} s  (family knn: a point prediction, no interval: it was fitted "
+        "as one named family, not chosen by cross-validation (nimo model fit --family auto))")
     # a category's code, as `nimo predict` takes it for a cost model
     assert main(["predict", str(path), "cpu=2", "disk=2"]) == 0
     assert capsys.readouterr().out.strip().startswith(f"T = {expected:.4g} s")
@@ -70,7 +72,14 @@ def test_a_stored_replays_family_model_exports_and_predicts(tmp_path, capsys):
     capsys.readouterr()
     names = doc["final"]["family"]["model"]["encoder"]["numeric"]
     assert main(["predict", str(out), *(f"{n}=1000" for n in names)]) == 0
-    assert "family knn: a point prediction" in capsys.readouterr().out
+    # the design names the family, but its campaign chose it by cross-validation all the same
+    doc_interval = doc["final"]["family"]["model"]["training"].get("interval")
+    said = capsys.readouterr().out
+    runs = doc["final"]["family"]["training_runs"]
+    assert (doc_interval is not None) == (runs >= 19)
+    assert ("90% interval" in said) == (runs >= 19)
+    assert runs >= 19 or "no interval: too few out-of-fold errors for one" in said
+    assert "family knn" in said
 
 
 def test_a_family_that_cannot_be_fitted_is_a_warning_in_the_replay_summary(tmp_path, capsys):

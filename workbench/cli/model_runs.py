@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Mapping
@@ -123,9 +122,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from nimo.families import AUTO_CANDIDATES
 
         choice = choose_family(AUTO_CANDIDATES, runs.rows, runs.T, **attrs)
-        model = dataclasses.replace(choice.model, training={
-            **choice.model.training, "chosen_by": choice.method,
-            "honest_error_pct": choice.errors})
+        model = choice.model
         note = f" (chosen by {choice.method} cross-validation: {_ranking(choice.errors)})"
     else:
         model = fit_family(check_family(args.family, "--family"), runs.rows, runs.T, **attrs)

@@ -10,8 +10,8 @@ common level inside that range no sample held (``training.unmeasured_levels``), 
 prediction of a model with attributes its campaign never measured. A prediction that is
 not a positive time (an unbounded model's form gone wrong) is printed with an error line on
 stderr and exit 3, so that automation never takes it for a run time. A family model
-(``nimo model fit|export --family``) gives its point prediction (categories by name); it has
-no interval.
+(``nimo model fit|export --family``) gives its point prediction (categories by name) and,
+when cross-validation chose it, a 90% interval from its out-of-fold errors.
 """
 
 from __future__ import annotations
@@ -125,8 +125,9 @@ def range_warnings(model: CostModel, assignment: Mapping[str, float],
 
 
 def predict_family(model: Any, values: Sequence[str]) -> int:
-    """A family model (``nimo-family-model``): its point prediction; it has no interval. A
-    categorical attribute takes its category or its code, as for a cost model."""
+    """A family model (``nimo-family-model``): its prediction, with the interval of its
+    out-of-fold errors when it has one. A categorical attribute takes its category or its
+    code, as for a cost model."""
     from workbench.replay_categories import named
 
     categorical = {name: list(levels) for name, levels in model.encoder.categorical.items()}
@@ -136,8 +137,23 @@ def predict_family(model: Any, values: Sequence[str]) -> int:
         if name in row and not lo <= float(row[name]) <= hi:
             print(f"nimo predict: warning: {name}={float(row[name]):g} is outside the measured "
                   f"range {lo:g} .. {hi:g}: the prediction is an extrapolation", file=sys.stderr)
-    print(f"T = {T:.4g} s  (family {model.family}: a point prediction, no interval)")
+    print(f"T = {T:.4g} s  ({family_interval_text(model, T)})")
     return 0
+
+
+def family_interval_text(model: Any, T: float) -> str:
+    """A family model's interval from its out-of-fold errors, or why it has none."""
+    from nimo.families.interval import interval_of
+
+    doc = model.training.get("interval")
+    bounds = interval_of(doc, T)
+    if bounds is None:
+        why = ("it was fitted as one named family, not chosen by cross-validation (nimo model "
+               "fit --family auto)" if "chosen_by" not in model.training
+               else "too few out-of-fold errors for one")
+        return f"family {model.family}: a point prediction, no interval: {why}"
+    return (f"family {model.family}; {doc['level']:.0%} interval {bounds[0]:.4g} .. "
+            f"{bounds[1]:.4g} s from {doc['residuals']} out-of-fold errors")
 
 
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:

@@ -1,0 +1,92 @@
+"""A family model's 90% interval from the out-of-fold errors of the cross-validation that
+chose it (``nimo.families.interval``), exported with it and said by ``nimo predict``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nimo.families import AUTO_CANDIDATES, choose_family
+from nimo.families.interval import interval_doc, interval_of
+from tests.unit.test_families import grid
+from workbench.cli import main
+
+
+def test_the_ranks_are_split_conformal_and_need_19_errors_at_90_percent() -> None:
+    r = np.arange(19, dtype=float)[::-1]  # unsorted on purpose
+    doc = interval_doc(r)
+    assert doc == {"level": 0.9, "log_lo": 0.0, "log_hi": 18.0, "residuals": 19}
+    assert interval_doc(r[:18]) is None
+    assert interval_doc([*r, np.inf, -np.inf, np.nan]) == doc  # non-finite ones dropped
+    wide = interval_doc(np.arange(99, dtype=float))
+    assert wide is not None and (wide["log_lo"], wide["log_hi"]) == (4.0, 94.0)  # ranks 5, 95
+    assert interval_of(None, 10.0) is None
+    assert interval_of({"log_lo": np.log(0.5), "log_hi": np.log(2.0)}, 10.0) == \
+        pytest.approx((5.0, 20.0))
+
+
+def test_fresh_errors_from_the_same_distribution_fall_inside_nine_times_in_ten() -> None:
+    rng = np.random.default_rng(7)
+    inside = []
+    for _ in range(400):
+        doc = interval_doc(rng.normal(0.1, 0.3, 60))
+        assert doc is not None
+        fresh = rng.normal(0.1, 0.3, 50)
+        inside.append(np.mean((fresh >= doc["log_lo"]) & (fresh <= doc["log_hi"])))
+    assert 0.88 <= float(np.mean(inside)) <= 0.93
+
+
+def test_a_chosen_family_keeps_its_interval_and_the_runs_it_never_saw_fall_inside() -> None:
+    rows, T = grid(noise=0.05)
+    rng = np.random.default_rng(3)
+    T = T * np.exp(rng.normal(0, 0.05, T.size))
+    choice = choose_family(AUTO_CANDIDATES, rows, T, numeric=["P", "C"])
+    doc = choice.model.training["interval"]
+    assert doc["residuals"] == len(rows) and doc["log_lo"] < 0 < doc["log_hi"]
+    assert choice.model.training["honest_error_pct"] == choice.errors
+    fresh = np.array([(2 + 30 / r["P"]) * (0.5 + 40 / r["C"]) for r in rows]) \
+        * np.exp(rng.normal(0, 0.07, len(rows)))
+    lo, hi = np.array([interval_of(doc, float(p)) for p in choice.model.predict(rows)]).T
+    assert np.mean((fresh >= lo) & (fresh <= hi)) >= 0.75
+
+
+def test_nimo_predict_gives_a_chosen_familys_interval_and_says_why_another_has_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, T = grid(noise=0.03)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("P,C,T\n" + "".join(f"{r['P']},{r['C']},{t}\n"
+                                         for r, t in zip(rows, T, strict=True)))
+    auto, product = tmp_path / "a.json", tmp_path / "p.json"
+    for family, out in (("auto", auto), ("product", product)):
+        assert main(["model", "fit", str(runs), "--family", family, "--attributes", "P,C",
+                     "-o", str(out)]) == 0
+    capsys.readouterr()
+    doc = json.loads(auto.read_text())["training"]["interval"]
+    assert main(["predict", str(auto), "P=3", "C=50"]) == 0
+    line = capsys.readouterr().out
+    T_ = float(line.split()[2])
+    lo, hi = interval_of(doc, T_)  # type: ignore[misc]
+    assert f"90% interval {lo:.4g} .. {hi:.4g} s from {len(rows)} out-of-fold errors" in line
+    assert main(["predict", str(product), "P=3", "C=50"]) == 0
+    assert "no interval: it was fitted as one named family" in capsys.readouterr().out
+
+
+def test_the_coverage_benchmark_judges_only_configurations_it_did_not_train_on(
+        tmp_path: Path) -> None:
+    from benchmarks.family_intervals import campaign, report
+    from benchmarks.learning.suites import Case
+
+    rows, T = grid(noise=0.03)
+    path = tmp_path / "g.csv"
+    path.write_text("P,C,T\n" + "".join(f"{r['P']},{r['C']},{t}\n{r['P']},{r['C']},{t * 1.02}\n"
+                                         for r, t in zip(rows, T, strict=True)))
+    case = Case("test", "g", path, ("P", "C"), "real", len(rows))
+    rec = campaign(case, seed=1, train_share=0.7)
+    assert rec["train_runs"] + rec["judged"] == 2 * len(rows)
+    assert rec["train_runs"] == 2 * round(0.7 * len(rows))  # both repeats on one side
+    assert rec["scored"] == rec["judged"] and 0 <= rec["inside"] <= rec["scored"]
+    assert campaign(case, seed=1, train_share=0.7) == rec  # seeded
+    assert "campaigns   1" in report("test", [rec])
