@@ -12,10 +12,12 @@ model that runs slow on one side keeps that side wider.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from nimo.errors import ModelError
 
 LEVEL = 0.90
 
@@ -36,9 +38,16 @@ def interval_doc(log_ratios: Sequence[float] | np.ndarray, level: float = LEVEL
             "residuals": int(n)}
 
 
-def interval_of(doc: Mapping[str, Any] | None, predicted: float) -> tuple[float, float] | None:
-    """(lo, hi) around ``predicted`` from an :func:`interval_doc`; None without one."""
+def interval_of(doc: Any, predicted: float) -> tuple[float, float] | None:
+    """(lo, hi) around ``predicted`` from an :func:`interval_doc`; None without one
+    (ModelError naming the field when a file holds something else there)."""
     if not doc:
         return None
-    return (predicted * math.exp(float(doc["log_lo"])),
-            predicted * math.exp(float(doc["log_hi"])))
+    try:
+        lo, hi = float(doc["log_lo"]), float(doc["log_hi"])
+    except (TypeError, ValueError, KeyError):
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi and abs(hi) < 700):
+        raise ModelError("corrupt family model: bad field 'training.interval' (expected "
+                         "finite log_lo <= log_hi)")
+    return predicted * math.exp(lo), predicted * math.exp(hi)

@@ -90,3 +90,19 @@ def test_the_coverage_benchmark_judges_only_configurations_it_did_not_train_on(
     assert rec["scored"] == rec["judged"] and 0 <= rec["inside"] <= rec["scored"]
     assert campaign(case, seed=1, train_share=0.7) == rec  # seeded
     assert "campaigns   1" in report("test", [rec])
+
+
+@pytest.mark.parametrize("garbled", [{"log_lo": "x", "log_hi": 1.0}, {"log_lo": 1.0},
+                                     {"log_lo": 0.5, "log_hi": 0.1}, [1, 2],
+                                     {"log_lo": 0.0, "log_hi": float("inf")}])
+def test_a_garbled_interval_is_one_line_naming_the_field(tmp_path: Path, garbled: object,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    rows, T = grid(noise=0.03)
+    doc = choose_family(AUTO_CANDIDATES, rows, T, numeric=["P", "C"]).model.to_dict()
+    doc["training"]["interval"] = garbled
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    assert main(["predict", str(path), "P=3", "C=50"]) == 2
+    err = capsys.readouterr().err
+    assert "bad field 'training.interval'" in err and len(err.strip().splitlines()) == 1
