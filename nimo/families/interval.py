@@ -44,10 +44,13 @@ def interval_of(doc: Any, predicted: float) -> tuple[float, float] | None:
     if not doc:
         return None
     try:
-        lo, hi = float(doc["log_lo"]), float(doc["log_hi"])
+        lo, hi, level = float(doc["log_lo"]), float(doc["log_hi"]), float(doc["level"])
+        residuals = doc["residuals"]
     except (TypeError, ValueError, KeyError):
-        lo = hi = math.nan
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi and abs(hi) < 700):
+        lo = hi = level = math.nan
+        residuals = None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi and abs(hi) < 700
+            and 0 < level < 1 and isinstance(residuals, int) and residuals > 0):
         raise ModelError("corrupt family model: bad field 'training.interval' (expected "
-                         "finite log_lo <= log_hi)")
+                         "finite log_lo <= log_hi, a level in (0, 1) and residuals >= 1)")
     return predicted * math.exp(lo), predicted * math.exp(hi)

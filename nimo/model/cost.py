@@ -191,10 +191,14 @@ class CostModel:
 
     def _held(self, X: np.ndarray, T: np.ndarray) -> np.ndarray:
         """T held near the runs (monotone), then averaged with the alternatives, in bounds."""
+        return self._held_steps(X, T)[1]
+
+    def _held_steps(self, X: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(T held near the runs, that T averaged with the alternatives in bounds)."""
         X = self._matrix(X)
-        T = T if self.monotone is None else self.monotone.hold(X, T)
-        return T if self.average is None else clip_to_bounds(self.average.apply(X, T),
-                                                             self.bounds)
+        near = T if self.monotone is None else self.monotone.hold(X, T)
+        return near, near if self.average is None else clip_to_bounds(
+            self.average.apply(X, near), self.bounds)
 
     def _corrected(self, X: np.ndarray, parametric: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray | float]:
@@ -278,10 +282,9 @@ class CostModel:
         X = self._matrix(X)
         m, v, nu = self.predict_var_many(X)
         mean = clip_to_bounds(m, self.bounds)
-        held = self._held(X, mean)
+        near, held = self._held_steps(X, mean)
         moved = np.isfinite(held) & np.isfinite(mean) & (mean != 0) & (held != mean)
-        by_runs = (np.zeros(mean.shape, bool) if self.monotone is None
-                   else self.monotone.breaks(X, mean))
+        by_runs = ~np.isnan(mean) & (near != mean)  # the form broke the runs' order
         return held, v * np.where(moved, held / mean, 1.0) ** 2, nu, by_runs
 
     @np.errstate(all="ignore")

@@ -68,12 +68,6 @@ class MonotoneBound:
         lo, hi = self.limits(X)
         return np.minimum(np.maximum(np.asarray(T, float), lo), hi)
 
-    def breaks(self, X: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """Whether T at rows X lies outside the limits: the form contradicts the runs."""
-        lo, hi = self.limits(X)
-        T = np.asarray(T, float)
-        return (T < lo) | (T > hi)
-
     def to_dict(self) -> dict[str, Any]:
         return {"kappa": float(self.kappa), "T": [float(t) for t in self.T]}
 

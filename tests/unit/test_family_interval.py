@@ -24,8 +24,8 @@ def test_the_ranks_are_split_conformal_and_need_19_errors_at_90_percent() -> Non
     wide = interval_doc(np.arange(99, dtype=float))
     assert wide is not None and (wide["log_lo"], wide["log_hi"]) == (4.0, 94.0)  # ranks 5, 95
     assert interval_of(None, 10.0) is None
-    assert interval_of({"log_lo": np.log(0.5), "log_hi": np.log(2.0)}, 10.0) == \
-        pytest.approx((5.0, 20.0))
+    assert interval_of({"log_lo": np.log(0.5), "log_hi": np.log(2.0), "level": 0.9,
+                        "residuals": 19}, 10.0) == pytest.approx((5.0, 20.0))
 
 
 def test_fresh_errors_from_the_same_distribution_fall_inside_nine_times_in_ten() -> None:
@@ -94,7 +94,10 @@ def test_the_coverage_benchmark_judges_only_configurations_it_did_not_train_on(
 
 @pytest.mark.parametrize("garbled", [{"log_lo": "x", "log_hi": 1.0}, {"log_lo": 1.0},
                                      {"log_lo": 0.5, "log_hi": 0.1}, [1, 2],
-                                     {"log_lo": 0.0, "log_hi": float("inf")}])
+                                     {"log_lo": 0.0, "log_hi": float("inf")},
+                                     {"log_lo": -0.1, "log_hi": 0.1},  # no level, no count
+                                     {"log_lo": -0.1, "log_hi": 0.1, "level": 0.9,
+                                      "residuals": "20"}])
 def test_a_garbled_interval_is_one_line_naming_the_field(tmp_path: Path, garbled: object,
                                                          capsys: pytest.CaptureFixture[str]
                                                          ) -> None:
