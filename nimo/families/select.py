@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from nimo.errors import NimoError
 from nimo.families.encoding import Row, numbers
 from nimo.families.interval import interval_doc
 from nimo.families.model import FamilyModel, check_family, fit_family
+from nimo.families.reach import held_out_distances, reach_doc
 from nimo.finite import finite_or_none
 
 AUTO_CANDIDATES = ("nimo", "paper", "product", "scaling", "ernest", "loglog2", "knn")
@@ -47,7 +49,7 @@ def folds(rows: Sequence[Row], extrapolate_on: str | None = None, seed: int = 0
         held = levels[max(MIN_TRAIN_LEVELS, len(levels) // 2):]
         if held.size:
             return "extrapolate", [(np.where(x < v)[0], np.where(x == v)[0]) for v in held]
-    keys = [tuple(sorted((k, str(v)) for k, v in r.items())) for r in rows]
+    keys = [_key(r) for r in rows]
     group_of = {k: g for g, k in enumerate(dict.fromkeys(keys))}
     groups = np.array([group_of[k] for k in keys])
     g = len(group_of)
@@ -58,6 +60,11 @@ def folds(rows: Sequence[Row], extrapolate_on: str | None = None, seed: int = 0
         parts = np.array_split(np.random.default_rng([seed, 12]).permutation(g), 5)
     return method, [(np.where(~np.isin(groups, p))[0], np.where(np.isin(groups, p))[0])
                     for p in parts]
+
+
+def _key(row: Row) -> tuple[tuple[str, str], ...]:
+    """A configuration's identity: its repeated runs share it."""
+    return tuple(sorted((k, str(v)) for k, v in row.items()))
 
 
 def fold_errors(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequence[
@@ -86,6 +93,19 @@ def honest_error(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequen
     return fold_errors(family, rows, T, splits, **attrs)[0]
 
 
+def family_interval(model: FamilyModel, rows: Sequence[Row], log_ratios: np.ndarray,
+                    splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any] | None:
+    """The 90% interval of ``model`` from its out-of-fold errors over ``splits``, widening
+    with the distance from the runs (:mod:`nimo.families.reach`) when there is one."""
+    distances = held_out_distances(model.encoder, rows, splits) \
+        if log_ratios.size else None
+    held = {_key(rows[int(i)]) for _, test in splits for i in test}
+    doc = interval_doc(log_ratios, distances=distances, configurations=len(held))
+    if doc is not None and "widening" in doc:
+        doc["reach"] = reach_doc(model.encoder, rows)
+    return doc
+
+
 def choose_family(candidates: Sequence[str], rows: Sequence[Row],
                   T: Sequence[float] | np.ndarray, *,
                   numeric: Sequence[str], categorical: Sequence[str] = (),
@@ -102,7 +122,7 @@ def choose_family(candidates: Sequence[str], rows: Sequence[Row],
     ranked = [c for c in candidates if errors[c] is not None]
     best = min(ranked, key=lambda c: errors[c] or 0.0) if ranked else candidates[0]
     model = fit_family(best, rows, y, **attrs)
-    interval = interval_doc(scored[best][1])
+    interval = family_interval(model, rows, scored[best][1], splits)
     training = {**model.training, "chosen_by": method, "honest_error_pct": errors,
                 **({"interval": interval} if interval else {})}
     return Choice(best, dataclasses.replace(model, training=training), errors, method)

@@ -11,6 +11,8 @@ import pytest
 
 from nimo.families import AUTO_CANDIDATES, choose_family
 from nimo.families.interval import interval_doc, interval_of
+from nimo.families.reach import distance
+from nimo.model.family import load_any
 from tests.unit.test_families import grid
 from workbench.cli import main
 
@@ -59,19 +61,28 @@ def test_nimo_predict_gives_a_chosen_familys_interval_and_says_why_another_has_n
     runs = tmp_path / "runs.csv"
     runs.write_text("P,C,T\n" + "".join(f"{r['P']},{r['C']},{t}\n"
                                          for r, t in zip(rows, T, strict=True)))
-    auto, product = tmp_path / "a.json", tmp_path / "p.json"
-    for family, out in (("auto", auto), ("product", product)):
+    auto, product, bare = tmp_path / "a.json", tmp_path / "p.json", tmp_path / "b.json"
+    for family, out, extra in (("auto", auto, []), ("product", product, []),
+                               ("product", bare, ["--no-cv"])):
         assert main(["model", "fit", str(runs), "--family", family, "--attributes", "P,C",
-                     "-o", str(out)]) == 0
-    capsys.readouterr()
+                     "-o", str(out), *extra]) == 0
+    said = capsys.readouterr().out
+    assert "product model (5-fold cross-validated MAPE " in said
     doc = json.loads(auto.read_text())["training"]["interval"]
     assert main(["predict", str(auto), "P=3", "C=50"]) == 0
     line = capsys.readouterr().out
     T_ = float(line.split()[2])
-    lo, hi = interval_of(doc, T_)  # type: ignore[misc]
-    assert f"90% interval {lo:.4g} .. {hi:.4g} s from {len(rows)} out-of-fold errors" in line
+    model = load_any(str(auto))
+    d = float(distance(model.encoder, doc["reach"], [{"P": 3.0, "C": 50.0}])[0])
+    assert d > 0  # P=3, C=50 was never run
+    lo, hi = interval_of(doc, T_, d)  # type: ignore[misc]
+    assert (f"90% interval {lo:.4g} .. {hi:.4g} s from {len(rows)} out-of-fold errors and "
+            "this assignment's distance from the runs") in line
     assert main(["predict", str(product), "P=3", "C=50"]) == 0
-    assert "no interval: it was fitted as one named family" in capsys.readouterr().out
+    assert "family product; 90% interval" in capsys.readouterr().out
+    assert main(["predict", str(bare), "P=3", "C=50"]) == 0
+    assert "no interval: it was fitted without cross-validation (nimo model fit --no-cv" \
+        in capsys.readouterr().out
 
 
 def test_the_coverage_benchmark_judges_only_configurations_it_did_not_train_on(
@@ -87,9 +98,13 @@ def test_the_coverage_benchmark_judges_only_configurations_it_did_not_train_on(
     rec = campaign(case, seed=1, train_share=0.7)
     assert rec["train_runs"] + rec["judged"] == 2 * len(rows)
     assert rec["train_runs"] == 2 * round(0.7 * len(rows))  # both repeats on one side
-    assert rec["scored"] == rec["judged"] and 0 <= rec["inside"] <= rec["scored"]
+    for how in ("constant", "widened"):
+        r = rec[how]
+        assert r["scored"] == rec["judged"] and 0 <= r["inside"] <= r["scored"]
+        assert 0 <= r["far_inside"] <= r["far"] <= r["scored"] // 2 + 1
     assert campaign(case, seed=1, train_share=0.7) == rec  # seeded
-    assert "campaigns   1" in report("test", [rec])
+    text = report("test", [rec])
+    assert "constant campaigns   1" in text and "widened  campaigns   1" in text
 
 
 @pytest.mark.parametrize("garbled", [{"log_lo": "x", "log_hi": 1.0}, {"log_lo": 1.0},

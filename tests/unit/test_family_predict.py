@@ -30,7 +30,8 @@ def test_predict_prints_a_family_models_point_prediction(family_model, capsys):
     expected = float(model.predict([{"cpu": 2.0, "disk": "ssd"}])[0])
     assert capsys.readouterr().out.strip() == (
         f"T = {expected:.4g} s  (family knn: a point prediction, no interval: it was fitted "
-        "as one named family, not chosen by cross-validation (nimo model fit --family auto))")
+        "without cross-validation (nimo model fit --no-cv, or a model written before named "
+        "families were cross-validated))")
     # a category's code, as `nimo predict` takes it for a cost model
     assert main(["predict", str(path), "cpu=2", "disk=2"]) == 0
     assert capsys.readouterr().out.strip().startswith(f"T = {expected:.4g} s")

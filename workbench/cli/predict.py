@@ -137,23 +137,44 @@ def predict_family(model: Any, values: Sequence[str]) -> int:
         if name in row and not lo <= float(row[name]) <= hi:
             print(f"nimo predict: warning: {name}={float(row[name]):g} is outside the measured "
                   f"range {lo:g} .. {hi:g}: the prediction is an extrapolation", file=sys.stderr)
-    print(f"T = {T:.4g} s  ({family_interval_text(model, T)})")
+    distance = family_distance(model, row)
+    print(f"T = {T:.4g} s  ({family_interval_text(model, T, distance)})")
     return 0
 
 
-def family_interval_text(model: Any, T: float) -> str:
+def family_distance(model: Any, row: Mapping[str, Any]) -> float | None:
+    """The row's distance from the model's training runs when its interval widens with it
+    (a warning when it lies beyond every run the interval was checked on)."""
+    from nimo.families.interval import checked_widening
+    from nimo.families.reach import distance
+
+    doc = model.training.get("interval")
+    widening = checked_widening(doc) if isinstance(doc, Mapping) else None
+    if widening is None or "reach" not in doc:
+        return None
+    d = float(distance(model.encoder, doc["reach"], [row])[0])
+    if d > widening["checked_to"]:
+        print(f"nimo predict: warning: this assignment lies farther from the training runs "
+              f"({d:.3g}) than any run the interval was checked on ({widening['checked_to']:.3g}):"
+              " the prediction and its interval are extrapolations", file=sys.stderr)
+    return d
+
+
+def family_interval_text(model: Any, T: float, distance: float | None = None) -> str:
     """A family model's interval from its out-of-fold errors, or why it has none."""
     from nimo.families.interval import interval_of
 
     doc = model.training.get("interval")
-    bounds = interval_of(doc, T)
+    bounds = interval_of(doc, T, distance)
     if bounds is None:
-        why = ("it was fitted as one named family, not chosen by cross-validation (nimo model "
-               "fit --family auto)" if "chosen_by" not in model.training
+        why = ("it was fitted without cross-validation (nimo model fit --no-cv, or a model "
+               "written before named families were cross-validated)"
+               if "chosen_by" not in model.training
                else "too few out-of-fold errors for one")
         return f"family {model.family}: a point prediction, no interval: {why}"
+    how = " and this assignment's distance from the runs" if distance is not None else ""
     return (f"family {model.family}; {doc['level']:.0%} interval {bounds[0]:.4g} .. "
-            f"{bounds[1]:.4g} s from {doc['residuals']} out-of-fold errors")
+            f"{bounds[1]:.4g} s from {doc['residuals']} out-of-fold errors{how}")
 
 
 def unmeasured_warnings(names: Sequence[str]) -> list[str]:
