@@ -65,7 +65,8 @@ def measured_cases(outcomes: Sequence[RunOutcome]) -> list[tuple[dict[str, float
 def family_report(design: Mapping[str, Any], train: FamilyData, test_rows: Sequence[Row],
                   test_T: Sequence[float], scored_on: str = "external") -> dict[str, Any]:
     """``final.family``: the family's name, how it was chosen, each candidate's honest error
-    (%), the training runs, its ``<scored_on>_mape_pct`` and ``_median_ape_pct`` on the test
+    (%), the training runs, its ``<scored_on>_mape_pct``, ``_median_ape_pct`` and
+    ``_coverage_90`` (the share inside its 90% interval, never calibrated on them) on the test
     runs and the model (``FamilyModel.to_dict``); empty without a family in the design, an
     ``error`` when no candidate can be fitted."""
     from nimo.families import choose_family
@@ -86,12 +87,32 @@ def family_report(design: Mapping[str, Any], train: FamilyData, test_rows: Seque
     scored: dict[str, Any] = ape_summary((), (), scored_on)
     try:  # a test run may have a category no training run had
         predicted = choice.model.predict(test_rows) if test_rows else np.empty(0)
-        scored = ape_summary(test_T, predicted, scored_on)
+        scored = {**ape_summary(test_T, predicted, scored_on),
+                  f"{scored_on}_coverage_90": coverage(choice.model, test_rows, test_T,
+                                                       predicted)}
     except FIT_ERRORS as e:
         scored[f"{scored_on}_error"] = one_line(e)
     return {"name": choice.family, "chosen_by": choice.method if auto else "design",
             "honest_error_pct": choice.errors, "training_runs": len(train.rows),
             **scored, "model": choice.model.to_dict()}
+
+
+def coverage(model: Any, rows: Sequence[Row], actual: Sequence[float],
+             predicted: np.ndarray) -> float | None:
+    """The share of ``actual`` inside the model's 90% interval (widened for each row's
+    distance from the training runs when it widens), None without an interval or runs."""
+    from nimo.families.interval import interval_of
+    from nimo.families.reach import distance
+
+    doc = model.training.get("interval")
+    if not doc or not len(actual):
+        return None
+    far = distance(model.encoder, doc["reach"], rows) if "reach" in doc else [None] * len(rows)
+    inside = []
+    for t, p, d in zip(actual, predicted, far, strict=True):
+        bounds = interval_of(doc, float(p), None if d is None else float(d))
+        inside.append(bounds is not None and bounds[0] <= float(t) <= bounds[1])
+    return float(np.mean(inside))
 
 
 def ape_summary(actual: Sequence[float], predicted: Sequence[float] | np.ndarray,

@@ -173,3 +173,37 @@ def test_replay_family_keeps_its_shape(family) -> None:
                            train.T[:2])
     assert set(report) >= {"name", "chosen_by", "honest_error_pct", "training_runs",
                            "external_mape_pct", "external_median_ape_pct", "model"}
+
+
+def test_the_family_report_scores_its_interval_on_the_test_runs_only() -> None:
+    from nimo.campaign.family import FamilyData, family_report
+    from nimo.families.interval import interval_of
+    from nimo.families.model import FamilyModel
+    from nimo.families.reach import distance
+    from tests.unit.test_families import grid
+
+    rows, T = grid(noise=0.05)
+    train = FamilyData(rows, T, numeric=("P", "C"))
+    test_rows = [{"P": p, "C": c} for p in (3, 6, 16) for c in (15, 50, 90)]
+    test_T = np.array([(2 + 30 / r["P"]) * (0.5 + 40 / r["C"]) for r in test_rows])
+    report = family_report({"predictors": {"family": "auto"}}, train, test_rows, test_T)
+    model = FamilyModel.from_dict(report["model"])
+    doc = model.training["interval"]
+    far = distance(model.encoder, doc["reach"], test_rows)
+    inside = [interval_of(doc, float(p), float(d)) for p, d in
+              zip(model.predict(test_rows), far, strict=True)]
+    expect = np.mean([lo <= t <= hi for (lo, hi), t in zip(inside, test_T, strict=True)])
+    assert report["external_coverage_90"] == pytest.approx(expect)
+    few = FamilyData(rows[:10], T[:10], numeric=("P", "C"))  # under 19 runs: no interval
+    assert family_report({"predictors": {"family": "knn"}}, few, test_rows,
+                         test_T)["external_coverage_90"] is None
+
+
+def test_the_family_line_gives_the_holdout_coverage_when_there_is_one() -> None:
+    from workbench.cli.campaign_show import family_line
+
+    fam = {"name": "knn", "chosen_by": "loo", "training_runs": 30,
+           "honest_error_pct": {"knn": 7.0}, "holdout_mape_pct": 5.0}
+    assert "interval held" not in family_line(fam)
+    assert "holdout MAPE 5.0%, 90% interval held 80%;" in family_line(
+        {**fam, "holdout_coverage_90": 0.8})

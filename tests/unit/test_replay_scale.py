@@ -149,6 +149,9 @@ def test_replay_cli_extrapolates_and_reports_the_family(tmp_path):
     assert fam["honest_error_pct"][fam["name"]] == min(
         v for v in fam["honest_error_pct"].values() if v is not None)
     assert "family " + fam["name"] in proc.stdout
+    # 5 training runs: no interval to score on the external runs, and the line says so
+    assert fam["external_coverage_90"] is None
+    assert "90% interval held - (no interval)" in proc.stdout
     model_path = tmp_path / "m.json"
     model_path.write_text(json.dumps(fam["model"]))
     with open(BELL, newline="") as fh:

@@ -187,6 +187,8 @@ def family_line(family: dict[str, Any]) -> str:
                        ("holdout_median_ape_pct", "median APE")):
         if family.get(key) is not None:
             parts.append(f"{label} {family[key]:.1f}%")
+    if family.get("holdout_coverage_90") is not None:
+        parts.append(f"90% interval held {family['holdout_coverage_90']:.0%}")
     if family.get("holdout_error"):
         parts.append(f"holdout not scored: {family['holdout_error']}")
     return ", ".join(parts) + "; export: nimo model export NAME --family -o FILE"

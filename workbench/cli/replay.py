@@ -105,8 +105,10 @@ def replay_summary(doc: dict[str, Any], judged: Any, design: str, external: int)
               f"{family['error']}")
     elif family.get("name"):
         fm, fmed = family.get("external_mape_pct"), family.get("external_median_ape_pct")
+        held = family.get("external_coverage_90")
         print(f"design {design}: family {family['name']} (chosen by {family['chosen_by']}): "
               f"external MAPE {'-' if fm is None else f'{fm:.1f}%'}, median APE "
-              f"{'-' if fmed is None else f'{fmed:.1f}%'}")
+              f"{'-' if fmed is None else f'{fmed:.1f}%'}, 90% interval held "
+              f"{'- (no interval)' if held is None else f'{held:.0%}'}")
     for warning in judged.warnings:
         print(f"design {design}: warning: {warning}")
