@@ -36,8 +36,9 @@ def test_held_out_distances_follow_the_folds_order_and_measure_to_the_fold_only(
     _, splits = folds(rows, extrapolate_on="x")  # the largest levels, each from those below
     d = held_out_distances(enc, rows, splits)
     span = np.log(11) - np.log(1)
-    held = [rows[int(i)]["x"] for _, test in splits for i in test]
-    expect = [(np.log(x) - np.log(x - 1)) / span for x in held]  # the next lower level
+    # each split trains below its origin and predicts every level from it up (horizons)
+    expect = [(np.log(rows[int(i)]["x"]) - np.log(rows[int(train.max())]["x"])) / span
+              for train, test in splits for i in test]
     assert d == pytest.approx(expect)
 
 
@@ -133,3 +134,39 @@ def test_a_garbled_widening_or_reach_is_one_line_naming_the_field(
     assert main(["predict", str(path), "P=3", "C=50"]) == 2
     err = capsys.readouterr().err
     assert f"bad field 'training.interval.{key}'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_model_fit_extrapolate_on_uses_rolling_origins_and_refuses_what_it_cannot(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,k,T\n" + "".join(f"{n},{k},{(5 + 100 / n) * k}\n"
+                                         for n in range(4, 44, 4) for k in (1, 2)))
+    out = tmp_path / "m.json"
+    assert main(["model", "fit", str(runs), "--family", "auto", "--attributes", "n,k",
+                 "--extrapolate-on", "n", "-o", str(out)]) == 0
+    assert "chosen by extrapolate cross-validation" in capsys.readouterr().out
+    assert json.loads(out.read_text())["training"]["chosen_by"] == "extrapolate"
+    for extra, words in ((["--extrapolate-on", "T2"], "--extrapolate-on column 'T2' is not "
+                          "among the numeric --attributes (valid: n, k)"),
+                         (["--extrapolate-on", "n", "--no-cv"], "which --no-cv skips")):
+        code = main(["model", "fit", str(runs), "--family", "product", "--attributes", "n,k",
+                     "-o", str(tmp_path / "x.json"), *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_the_extrapolation_benchmark_judges_only_the_runs_beyond_the_cut(
+        tmp_path: Path) -> None:
+    from benchmarks.family_extrapolation import WAYS, campaign, report
+    from benchmarks.learning.suites import Case
+
+    path = tmp_path / "s.csv"
+    path.write_text("n,T\n" + "".join(f"{n},{(5 + 100 / n) * f}\n" for n in range(4, 64, 4)
+                                      for f in (0.98, 1.0, 1.03)))
+    rec = campaign(Case("test", "s", path, ("n",), "real", 15), "n", 32.0)
+    for way in WAYS:
+        r = rec[way]
+        assert r["scored"] in (0, 7 * 3) and 0 <= r["inside"] <= r["scored"]  # n = 36..60
+        assert r["honest"] is not None and r["mape"] >= 0
+    assert "campaigns   1" in report([rec])[0]

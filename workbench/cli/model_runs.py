@@ -42,6 +42,10 @@ def register(sub: Any) -> None:
     fit.add_argument("--categorical", metavar="COL,...")
     fit.add_argument("--load", metavar="COL,...")
     fit.add_argument("--time-column", default="T", help="run-time column (default T)")
+    fit.add_argument("--extrapolate-on", metavar="COL",
+                     help="a numeric attribute the model will extrapolate in (a scale, as "
+                     "nodes): the cross-validation predicts each of its largest levels from "
+                     "the levels below, so the error and interval are those of extrapolating")
     fit.add_argument("--no-cv", dest="cv", action="store_false",
                      help="a named family: fit once, without the cross-validation that gives "
                      "its honest error and 90%% interval (one fit instead of up to 21)")
@@ -125,12 +129,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.family == "auto":
         from nimo.families import AUTO_CANDIDATES
 
-        choice = choose_family(AUTO_CANDIDATES, runs.rows, runs.T, **attrs)
+        choice = choose_family(AUTO_CANDIDATES, runs.rows, runs.T, **attrs,
+                               extrapolate_on=args.extrapolate_on)
         model = choice.model
         note = f" (chosen by {choice.method} cross-validation: {_ranking(choice.errors)})"
     elif args.cv:
         choice = choose_family((check_family(args.family, "--family"),), runs.rows, runs.T,
-                               **attrs)
+                               **attrs, extrapolate_on=args.extrapolate_on)
         model, error = choice.model, choice.errors[choice.family]
         note = (f" ({choice.method} cross-validated MAPE {error:.1f}%)" if error is not None
                 else f" (its {choice.method} cross-validation failed: no interval)")
@@ -169,6 +174,12 @@ def _fit_columns(args: argparse.Namespace) -> dict[str, Any]:
                 raise ConfigError(f"{flag} column {name!r} is not among the "
                                   f"{'numeric ' if flag == '--load' else ''}--attributes",
                                   hint="valid: " + ", ".join(valid))
+    if args.extrapolate_on is not None and args.extrapolate_on not in numeric:
+        raise ConfigError(f"--extrapolate-on column {args.extrapolate_on!r} is not among the "
+                          "numeric --attributes", hint="valid: " + ", ".join(numeric))
+    if args.extrapolate_on is not None and not args.cv:
+        raise ConfigError("--extrapolate-on shapes the cross-validation, which --no-cv skips",
+                          hint="leave out one of them")
     return {"numeric": numeric, "categorical": categorical, "load": load}
 
 
