@@ -125,5 +125,6 @@ def checked_widening(doc: Any) -> dict[str, float] | None:
             and out["score_lo"] <= out["score_hi"]
             and 0 <= out["checked_from"] <= out["checked_to"]):
         raise ModelError("corrupt family model: bad field 'training.interval.widening' "
-                         "(expected finite gamma > 0, score_lo <= score_hi, checked_to >= 0)")
+                         "(expected finite gamma > 0, score_lo <= score_hi and "
+                         "0 <= checked_from <= checked_to)")
     return out

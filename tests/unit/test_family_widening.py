@@ -125,11 +125,15 @@ def test_predict_warns_beyond_the_checked_distance_and_widens_there(
                   "checked_from": 2}),
     ("widening", {"gamma": 1.0}), ("widening", "x"),
     ("reach", {"log": [True, True], "lo": [0, 0], "span": [1, 1], "points": [[0, 0, 0]]}),
-    ("reach", {"log": [True], "lo": [0], "span": [1], "points": [[0]]}), ("reach", [])])
+    ("reach", {"log": [True], "lo": [0], "span": [1], "points": [[0]]}), ("reach", []),
+    ("reach", None)])
 def test_a_garbled_widening_or_reach_is_one_line_naming_the_field(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, garbled: object) -> None:
     path, doc = _auto_model(tmp_path)
-    doc["training"]["interval"][key] = garbled
+    if garbled is None:  # a widening without its training points
+        del doc["training"]["interval"][key]
+    else:
+        doc["training"]["interval"][key] = garbled
     path.write_text(json.dumps(doc))
     assert main(["predict", str(path), "P=3", "C=50"]) == 2
     err = capsys.readouterr().err

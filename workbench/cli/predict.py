@@ -150,9 +150,9 @@ def family_distance(model: Any, row: Mapping[str, Any]) -> float | None:
 
     doc = model.training.get("interval")
     widening = checked_widening(doc) if isinstance(doc, Mapping) else None
-    if widening is None or "reach" not in doc:
+    if widening is None:
         return None
-    d = float(distance(model.encoder, doc["reach"], [row])[0])
+    d = float(distance(model.encoder, doc.get("reach"), [row])[0])
     if d > widening["checked_to"]:
         print(f"nimo predict: warning: this assignment lies farther from the training runs "
               f"({d:.3g}) than any run the interval was checked on ({widening['checked_to']:.3g}):"
