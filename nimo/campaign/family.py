@@ -101,18 +101,13 @@ def coverage(model: Any, rows: Sequence[Row], actual: Sequence[float],
              predicted: np.ndarray) -> float | None:
     """The share of ``actual`` inside the model's 90% interval (widened for each row's
     distance from the training runs when it widens), None without an interval or runs."""
-    from nimo.families.interval import interval_of
-    from nimo.families.reach import distance
+    from nimo.families.interval import family_bounds
 
-    doc = model.training.get("interval")
-    if not doc or not len(actual):
+    bounds = family_bounds(model, rows, predicted)
+    if not len(actual) or all(b is None for b in bounds):
         return None
-    far = distance(model.encoder, doc["reach"], rows) if "reach" in doc else [None] * len(rows)
-    inside = []
-    for t, p, d in zip(actual, predicted, far, strict=True):
-        bounds = interval_of(doc, float(p), None if d is None else float(d))
-        inside.append(bounds is not None and bounds[0] <= float(t) <= bounds[1])
-    return float(np.mean(inside))
+    return float(np.mean([b is not None and b[0] <= float(t) <= b[1]
+                          for b, t in zip(bounds, actual, strict=True)]))
 
 
 def ape_summary(actual: Sequence[float], predicted: Sequence[float] | np.ndarray,

@@ -128,3 +128,19 @@ def checked_widening(doc: Any) -> dict[str, float] | None:
                          "(expected finite gamma > 0, score_lo <= score_hi and "
                          "0 <= checked_from <= checked_to)")
     return out
+
+
+def family_bounds(model: Any, rows: Sequence[Any], predicted: Sequence[float] | np.ndarray
+                  ) -> list[tuple[float, float] | None]:
+    """Each row's interval around its ``predicted`` T from a family model's
+    ``training.interval``, widened for the row's distance from the runs when it widens
+    (all None without an interval)."""
+    from nimo.families.reach import distance
+
+    doc = model.training.get("interval")
+    if interval_of(doc, 1.0) is None:  # also checks the doc
+        return [None] * len(rows)
+    far: Sequence[float | None] = [None] * len(rows)
+    if checked_widening(doc) is not None:
+        far = [float(d) for d in distance(model.encoder, doc.get("reach"), rows)]
+    return [interval_of(doc, float(p), d) for p, d in zip(predicted, far, strict=True)]

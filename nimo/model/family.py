@@ -8,6 +8,7 @@ categorical attributes, a cost model numbers only.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,18 @@ def predict_rows(model: Any, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
             return np.empty(0)
         return model.predict_many(np.vstack([model.row(r) for r in rows]))
     return np.asarray(model.predict(rows), dtype=float)
+
+
+def interval_rows(model: Any, rows: Sequence[Mapping[str, Any]],
+                  predicted: Sequence[float] | np.ndarray) -> list[tuple[float, float] | None]:
+    """Each row's 90% interval with either kind of model (None where it gives none: a
+    family model without one, a cost model whose variance is unknown there)."""
+    if isinstance(model, CostModel):
+        out: list[tuple[float, float] | None] = []
+        for r in rows:
+            p = model.predict_interval(r, level=0.90)
+            out.append((p.lo, p.hi) if math.isfinite(p.lo) and math.isfinite(p.hi) else None)
+        return out
+    from nimo.families.interval import family_bounds
+
+    return family_bounds(model, rows, predicted)

@@ -174,3 +174,38 @@ def test_the_extrapolation_benchmark_judges_only_the_runs_beyond_the_cut(
         assert r["scored"] in (0, 7 * 3) and 0 <= r["inside"] <= r["scored"]  # n = 36..60
         assert r["honest"] is not None and r["mape"] >= 0
     assert "campaigns   1" in report([rec])[0]
+
+
+def test_model_score_gives_the_interval_coverage_of_either_kind_of_model(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+    import itertools
+
+    data = tmp_path / "app.csv"
+    with data.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["cpu", "mem", "T"])
+        for cpu, mem in itertools.product((0.25, 0.5, 0.75, 1.0), (1, 2, 4, 8, 16)):
+            w.writerow([cpu, mem, 10.0 / cpu + 40.0 / mem])
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    assert main(["replay", str(data), "--store", url, "--name", "c", "--quiet",
+                 "--attributes", "cpu,mem", "--external-test", "2"]) in (0, 1)
+    cost, family = tmp_path / "cost.json", tmp_path / "family.json"
+    assert main(["model", "export", "c", "--store", url, "-o", str(cost)]) == 0
+    assert main(["model", "fit", str(data), "--family", "auto", "--attributes", "cpu,mem",
+                 "-o", str(family)]) == 0
+    capsys.readouterr()
+    for model in (cost, family):
+        report = tmp_path / "score.json"
+        assert main(["model", "score", str(model), str(data), "--json", str(report)]) == 0
+        line = capsys.readouterr().out
+        doc = json.loads(report.read_text())
+        inside = [r["lo"] <= r["T"] <= r["hi"] for r in doc["records"]]
+        assert len(inside) == 20 and doc["coverage_90"] == pytest.approx(np.mean(inside))
+        assert (f"90% interval held {np.mean(inside):.0%} ({sum(inside)} of 20 runs)"
+                in line)
+    bare = tmp_path / "bare.json"
+    assert main(["model", "fit", str(data), "--family", "product", "--attributes", "cpu,mem",
+                 "--no-cv", "-o", str(bare)]) == 0
+    assert main(["model", "score", str(bare), str(data)]) == 0
+    assert capsys.readouterr().out.strip().endswith(", no 90% interval")

@@ -71,26 +71,33 @@ def _categorical(model: Any) -> tuple[str, ...]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from nimo.model.family import load_any, predict_rows
+    from nimo.model.family import interval_rows, load_any, predict_rows
     from workbench.model_runs import read_runs
     from workbench.replay_scale import ape_summary
 
     model = load_any(args.model)
     runs = read_runs(args.runs, model.names, _categorical(model), args.time_column)
     predicted = predict_rows(model, runs.rows)
+    bounds = interval_rows(model, runs.rows, predicted)
+    inside = [b[0] <= T <= b[1] for b, T in zip(bounds, runs.T, strict=True) if b is not None]
     summary = ape_summary(runs.T.tolist(), predicted)
     mape, median = summary["external_mape_pct"], summary["external_median_ape_pct"]
+    held = (f", 90% interval held {sum(inside) / len(inside):.0%} ({sum(inside)} of "
+            f"{_runs(len(inside))})" if inside else ", no 90% interval")
     print(f"{args.model} on {args.runs}: {_runs(len(runs.rows))}, MAPE "
           f"{'-' if mape is None else f'{mape:.2f}%'}, median APE "
-          f"{'-' if median is None else f'{median:.2f}%'}", file=sys.stderr if args.json == "-"
-          else sys.stdout)
+          f"{'-' if median is None else f'{median:.2f}%'}{held}",
+          file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         records = [{"line": line, **row, "T": float(T), "predicted": float(p),
-                    "ape_pct": float(abs(p - T) / T * 100)}
-                   for line, row, T, p in zip(runs.lines, runs.rows, runs.T, predicted,
-                                              strict=True)]
+                    "ape_pct": float(abs(p - T) / T * 100),
+                    "lo": None if b is None else b[0], "hi": None if b is None else b[1]}
+                   for line, row, T, p, b in zip(runs.lines, runs.rows, runs.T, predicted,
+                                                 bounds, strict=True)]
         doc = {"model": args.model, "runs": args.runs, "mape_pct": mape,
-               "median_ape_pct": median, "records": records}
+               "median_ape_pct": median,
+               "coverage_90": sum(inside) / len(inside) if inside else None,
+               "records": records}
         _write(args.json, json.dumps(doc, indent=2) + "\n")
     return 0
 
