@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from nimo.errors import NimoError
+from nimo.families import learned
 from nimo.families.encoding import Row, numbers
 from nimo.families.interval import interval_doc
 from nimo.families.model import FamilyModel, check_family, fit_family
@@ -73,19 +74,35 @@ def fold_errors(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequenc
     """(MAPE (%) of ``family`` refitted per split and scored on the split's held-out runs,
     their ``log(T / predicted)``); (None, none) when a fit fails (too few runs for the form,
     a value it cannot take)."""
+    try:
+        predicted = _fold_predictions(family, rows, T, splits, attrs)
+    except (NimoError, ValueError, np.linalg.LinAlgError):
+        return None, np.empty(0)
     errs: list[float] = []
     ratios: list[float] = []
-    for train, test in splits:
-        try:
-            m = fit_family(family, [rows[i] for i in train], T[train], **attrs)
-            pred = m.predict([rows[i] for i in test])
-        except (NimoError, ValueError, np.linalg.LinAlgError):
-            return None, np.empty(0)
+    for (_, test), pred in zip(splits, predicted, strict=True):
         errs.extend((np.abs(pred - T[test]) / T[test]).tolist())
         with np.errstate(divide="ignore", over="ignore"):
             ratios.extend(np.log(T[test] / pred).tolist())
     mape = finite_or_none(100.0 * float(np.mean(errs))) if errs else None
     return mape, np.asarray(ratios)
+
+
+def _fold_predictions(family: str, rows: Sequence[Row], T: np.ndarray,
+                      splits: Sequence[tuple[np.ndarray, np.ndarray]],
+                      attrs: dict[str, Sequence[str]]) -> list[np.ndarray]:
+    """Each split's held-out predictions by ``family`` refitted on the split's training
+    runs; a scikit-learn family on PARALLEL_RUNS or more runs spreads the splits over every
+    core (each fit then has fewer runs than spread its own grid search)."""
+    def one(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        m = fit_family(family, [rows[i] for i in train], T[train], **attrs)
+        return np.asarray(m.predict([rows[i] for i in test]))
+
+    if family in learned.LEARNED and len(rows) >= learned.PARALLEL_RUNS and len(splits) > 1:
+        from joblib import Parallel, delayed
+
+        return list(Parallel(n_jobs=-1)(delayed(one)(tr, te) for tr, te in splits))
+    return [one(train, test) for train, test in splits]
 
 
 def honest_error(family: str, rows: Sequence[Row], T: np.ndarray, splits: Sequence[

@@ -103,6 +103,31 @@ def test_a_grid_search_over_every_core_fits_the_same_model(monkeypatch):
     assert parallel["params"] == serial["params"]
 
 
+def test_a_learned_familys_folds_over_every_core_give_the_same_errors(monkeypatch):
+    """From PARALLEL_RUNS runs a scikit-learn family's cross-validation folds run in worker
+    processes: the same held-out predictions, in the same order."""
+    from nimo.families import learned
+    from nimo.families.select import fold_errors
+
+    rows, T = grid(noise=0.02)
+    _, splits = folds(rows)
+    serial = fold_errors("gbr", rows, T, splits, numeric=["P", "C"])
+    monkeypatch.setattr(learned, "PARALLEL_RUNS", len(rows))
+    calls = []
+    import joblib
+
+    real = joblib.Parallel
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(joblib, "Parallel", spy)
+    parallel = fold_errors("gbr", rows, T, splits, numeric=["P", "C"])
+    assert calls == [-1]
+    assert parallel[0] == serial[0] and np.array_equal(parallel[1], serial[1])
+
+
 def test_categories_one_hot_and_unknown_category_names_the_valid_ones():
     rows = [{"n": n, "fam": f} for n in (2, 4, 8, 16) for f in ("c4", "m4", "r4")]
     factor = {"c4": 1.0, "m4": 1.3, "r4": 1.6}
