@@ -27,8 +27,7 @@ import numpy as np
 from benchmarks.family_intervals import read_rows
 from benchmarks.learning.suites import Case, load_suite
 from nimo.families import AUTO_CANDIDATES, choose_family
-from nimo.families.interval import interval_of
-from nimo.families.reach import distance
+from nimo.families.interval import family_bounds
 
 WAYS = ("default folds", "extrapolate folds")
 
@@ -45,11 +44,7 @@ def campaign(case: Case, on: str, cut: float) -> dict[str, Any]:
                                extrapolate_on=on if way == WAYS[1] else None)
         judged = [rows[i] for i in judge]
         predicted = choice.model.predict(judged)
-        doc = choice.model.training.get("interval")
-        far = (distance(choice.model.encoder, doc["reach"], judged) if doc and "reach" in doc
-               else [None] * len(judge))
-        bounds = [interval_of(doc, float(p), None if d is None else float(d))
-                  for p, d in zip(predicted, far, strict=True)]
+        bounds = family_bounds(choice.model, judged, predicted)
         inside = [b[0] <= t <= b[1] for b, t in zip(bounds, T[judge], strict=True) if b]
         out[way] = {"family": choice.family, "honest": choice.errors[choice.family],
                     "mape": float(np.mean(np.abs(predicted - T[judge]) / T[judge]) * 100),

@@ -59,11 +59,10 @@ def distance(encoder: Encoder, doc: Any, rows: Sequence[Row]) -> np.ndarray:
     return nearest(F, points)
 
 
-def held_out_distances(encoder: Encoder, rows: Sequence[Row],
+def held_out_distances(encoder: Encoder, doc: Mapping[str, Any], rows: Sequence[Row],
                        splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """For each split in turn, each held-out row's distance to the split's training rows, in
-    the units of the whole training set (the order of the out-of-fold errors)."""
-    doc = reach_doc(encoder, rows)
+    the units of ``doc`` (:func:`reach_doc` of all ``rows``; the out-of-fold errors' order)."""
     F = scaled(encoder, doc, rows)
     return np.concatenate([nearest(F[test], F[train]) for train, test in splits]) \
         if splits else np.empty(0)

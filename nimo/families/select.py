@@ -115,13 +115,14 @@ def family_interval(model: FamilyModel, rows: Sequence[Row], log_ratios: np.ndar
                     splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any] | None:
     """The 90% interval of ``model`` from its out-of-fold errors over ``splits``, widening
     with the distance from the runs (:mod:`nimo.families.reach`) when there is one."""
-    distances = held_out_distances(model.encoder, rows, splits) \
+    reach = reach_doc(model.encoder, rows)
+    distances = held_out_distances(model.encoder, reach, rows, splits) \
         if log_ratios.size else None
     # a configuration predicted by two splits' fits makes two errors (rolling origins)
     held = sum(len({_key(rows[int(i)]) for i in test}) for _, test in splits)
     doc = interval_doc(log_ratios, distances=distances, configurations=held)
     if doc is not None and "widening" in doc:
-        doc["reach"] = reach_doc(model.encoder, rows)
+        doc["reach"] = reach
     return doc
 
 

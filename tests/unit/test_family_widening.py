@@ -34,7 +34,7 @@ def test_held_out_distances_follow_the_folds_order_and_measure_to_the_fold_only(
     rows = [{"x": float(x)} for x in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)]
     enc = Encoder.fit(rows, ["x"])
     _, splits = folds(rows, extrapolate_on="x")  # the largest levels, each from those below
-    d = held_out_distances(enc, rows, splits)
+    d = held_out_distances(enc, reach_doc(enc, rows), rows, splits)
     span = np.log(11) - np.log(1)
     # each split trains below its origin and predicts every level from it up (horizons)
     expect = [(np.log(rows[int(i)]["x"]) - np.log(rows[int(train.max())]["x"])) / span
@@ -178,15 +178,9 @@ def test_the_extrapolation_benchmark_judges_only_the_runs_beyond_the_cut(
 
 def test_model_score_gives_the_interval_coverage_of_either_kind_of_model(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import csv
-    import itertools
+    from tests.unit.test_far_share import write_app
 
-    data = tmp_path / "app.csv"
-    with data.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["cpu", "mem", "T"])
-        for cpu, mem in itertools.product((0.25, 0.5, 0.75, 1.0), (1, 2, 4, 8, 16)):
-            w.writerow([cpu, mem, 10.0 / cpu + 40.0 / mem])
+    data = write_app(tmp_path / "app.csv")
     url = f"sqlite:///{tmp_path}/nimo.db"
     assert main(["replay", str(data), "--store", url, "--name", "c", "--quiet",
                  "--attributes", "cpu,mem", "--external-test", "2"]) in (0, 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -89,13 +90,18 @@ def test_the_campaign_warnings_name_the_far_share() -> None:
     assert model_warnings(model, its) == ()
 
 
-def test_every_model_records_its_far_share(tmp_path) -> None:
-    data = tmp_path / "app.csv"
+def write_app(data: Path) -> Path:
+    """A 4 x 5 grid of cpu and mem with T = 10 / cpu + 40 / mem, as a replay CSV."""
     with data.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["cpu", "mem", "T"])
         for cpu, mem in itertools.product((0.25, 0.5, 0.75, 1.0), (1, 2, 4, 8, 16)):
             w.writerow([cpu, mem, 10.0 / cpu + 40.0 / mem])
+    return data
+
+
+def test_every_model_records_its_far_share(tmp_path) -> None:
+    data = write_app(tmp_path / "app.csv")
     url = f"sqlite:///{tmp_path}/nimo.db"
     shares = {}
     for design in ("recommended", "paper-default"):
