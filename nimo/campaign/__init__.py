@@ -8,20 +8,49 @@
 * ``lifecycle``: creating, running or resuming, and finishing a campaign in a store.
 
 The progress display is the command line's (``workbench.cli.progress``).
+
+The names below load on first use (PEP 562), so a command that needs only ``metrics`` (``nimo
+predict``) does not import the planner and the store.
 """
 
-from nimo.campaign.holdout import OutcomeLog, run_holdout, with_calibrated_model
-from nimo.campaign.lifecycle import (
-    build_planner,
-    design_to_dict,
-    execute,
-    new_campaign,
-    with_batch,
-)
-from nimo.campaign.loop import Campaign, CampaignResult, Observer, current_model
-from nimo.campaign.metrics import External, interval_coverage, mape_pct
-from nimo.campaign.recorder import StoreRecorder
-from nimo.campaign.runners import ResumingRunner, RetryingRunner
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nimo.campaign.holdout import OutcomeLog, run_holdout, with_calibrated_model
+    from nimo.campaign.lifecycle import (
+        build_planner,
+        design_to_dict,
+        execute,
+        new_campaign,
+        with_batch,
+    )
+    from nimo.campaign.loop import Campaign, CampaignResult, Observer, current_model
+    from nimo.campaign.metrics import External, interval_coverage, mape_pct
+    from nimo.campaign.recorder import StoreRecorder
+    from nimo.campaign.runners import ResumingRunner, RetryingRunner
+
+_MODULE_OF = {
+    **dict.fromkeys(("OutcomeLog", "run_holdout", "with_calibrated_model"), "holdout"),
+    **dict.fromkeys(("build_planner", "design_to_dict", "execute", "new_campaign",
+                     "with_batch"), "lifecycle"),
+    **dict.fromkeys(("Campaign", "CampaignResult", "Observer", "current_model"), "loop"),
+    **dict.fromkeys(("External", "interval_coverage", "mape_pct"), "metrics"),
+    "StoreRecorder": "recorder",
+    **dict.fromkeys(("ResumingRunner", "RetryingRunner"), "runners"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nimo.campaign' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"nimo.campaign.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Campaign",

@@ -17,8 +17,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from nimo.errors import StoreError
+from nimo.store.default import DEFAULT_URL
 
-DEFAULT_URL = "sqlite:///./nimo.db"
 FORMS = ("valid: sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB "
          "(write @ : / in a password as %40 %3A %2F)")
 _QUERY_PASSWORD = re.compile(r"(?i)((?:^|&)password=)[^&]*")

@@ -38,6 +38,31 @@ def test_help_and_version_import_no_subcommand_and_no_heavy_library() -> None:
     assert proc.stdout.strip().splitlines()[-1] == f"nimo {__version__}"  # nothing loaded
 
 
+def test_predict_loads_neither_the_planner_nor_the_store(tmp_path: Path) -> None:
+    # a scheduler may call `nimo predict` per job: it reads a model file and nothing more
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,T\n" + "".join(f"{n},{5 + 100 / n + r}\n" for n in range(4, 36, 4)
+                                      for r in (0.0, 0.1, 0.2)))
+    family = tmp_path / "family.json"
+    assert main(["model", "fit", str(runs), "--family", "auto", "--attributes", "n",
+                 "-o", str(family)]) == 0
+    url = f"sqlite:///{tmp_path}/nimo.db"
+    assert main(["replay", str(runs), "--attributes", "n", "--external-test", "2", "--quiet",
+                 "--store", url, "--name", "c"]) in (0, 1)
+    cost = tmp_path / "cost.json"
+    assert main(["model", "export", "c", "--store", url, "-o", str(cost)]) == 0
+    for model in (family, cost):
+        code = ("import sys\nfrom workbench.cli import main\n"
+                f"assert main(['predict', {str(model)!r}, 'n=12']) == 0\n"
+                "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+                "('sqlalchemy', 'sqlmodel', 'paramiko', 'sklearn') or m.startswith("
+                "('nimo.planner', 'nimo.store', 'nimo.campaign.loop')))))")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+        assert proc.stdout.startswith("T = ")
+        assert proc.stdout.strip().splitlines()[-1].startswith("T = ")  # nothing loaded
+
+
 def test_help_lists_every_available_command_with_its_help() -> None:
     text = build_parser().format_help()
     for name, (_, help_text) in COMMANDS.items():
@@ -140,3 +165,14 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_130(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["replay", "memory_cliff"]) == 130
     assert capsys.readouterr().err == "nimo: interrupted\n"
+
+
+def test_the_campaign_package_gives_each_name_it_lists_and_nothing_else() -> None:
+    import nimo.campaign as campaign
+
+    assert sorted(campaign.__all__) == sorted(campaign._MODULE_OF)
+    for name, module in campaign._MODULE_OF.items():
+        own = importlib.import_module(f"nimo.campaign.{module}")
+        assert getattr(campaign, name) is getattr(own, name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        campaign.nothing  # noqa: B018

@@ -173,7 +173,28 @@ def test_the_extrapolation_benchmark_judges_only_the_runs_beyond_the_cut(
         r = rec[way]
         assert r["scored"] in (0, 7 * 3) and 0 <= r["inside"] <= r["scored"]  # n = 36..60
         assert r["honest"] is not None and r["mape"] >= 0
-    assert "campaigns   1" in report([rec])[0]
+        # levels 36 / 40 / 44..60 beyond the cut: 3 / 3 / 15 runs
+        assert [r["horizon"][h][1] for h in ("1", "2", "3+")] in ([0, 0, 0], [3, 3, 15])
+        assert sum(h[0] for h in r["horizon"].values()) == r["inside"]
+    lines = report([rec])
+    assert "campaigns   1" in lines[0] and "1st / 2nd / 3rd+ level beyond the cut" in lines[1]
+
+
+def test_the_extrapolation_benchmark_cuts_at_every_level_and_skips_unseen_categories(
+        tmp_path: Path) -> None:
+    from benchmarks.family_extrapolation import campaign, cuts
+    from benchmarks.learning.suites import Case
+
+    path = tmp_path / "s.csv"
+    # kind "b" only ever runs on 48+ nodes: no model trained at or below a cut can know it
+    path.write_text("n,kind,T\n" + "".join(
+        f"{n},{k},{(5 + 100 / n) * (1 + (k == 'b'))}\n" for n in range(4, 64, 4)
+        for k in ("a", "b") if k == "a" or n >= 48))
+    case = Case("test", "s", path, ("n", "kind"), "real", 18, categorical=("kind",))
+    assert cuts(case, "n", "levels") == [float(n) for n in range(16, 60, 4)]
+    assert cuts(case, "n", "20,40") == [20.0, 40.0]
+    rec = campaign(case, "n", 32.0)
+    assert all(rec[w]["scored"] in (0, 7) for w in ("default folds", "extrapolate folds"))
 
 
 def test_model_score_gives_the_interval_coverage_of_either_kind_of_model(
@@ -203,3 +224,24 @@ def test_model_score_gives_the_interval_coverage_of_either_kind_of_model(
                  "--no-cv", "-o", str(bare)]) == 0
     assert main(["model", "score", str(bare), str(data)]) == 0
     assert capsys.readouterr().out.strip().endswith(", no 90% interval")
+
+
+def test_predict_says_an_extrapolated_interval_is_likely_too_narrow(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.csv"
+    rng = np.random.default_rng(3)
+    runs.write_text("n,T\n" + "".join(f"{n},{(5 + 100 / n) * rng.uniform(0.95, 1.05)}\n"
+                                      for n in range(4, 36, 4) for _ in range(3)))
+    model = tmp_path / "m.json"
+    assert main(["model", "fit", str(runs), "--family", "auto", "--attributes", "n",
+                 "-o", str(model)]) == 0
+    assert json.loads(model.read_text())["training"]["interval"]
+    capsys.readouterr()
+    assert main(["predict", str(model), "n=20"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["predict", str(model), "n=64"]) == 0
+    out, err = capsys.readouterr()
+    assert "90% interval" in out
+    assert err.strip() == ("nimo predict: warning: n=64 is outside the measured range 4 .. 32: "
+                           "the prediction is an extrapolation, and its 90% interval is likely "
+                           "too narrow there")

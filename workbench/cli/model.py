@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from nimo.errors import FileAccessError
-from nimo.store import DEFAULT_URL, open_store
+from nimo.store import DEFAULT_URL
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +32,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from nimo.model import CostModel
+    from nimo.store import open_store
 
     if args.family:
         return export_family(args)
@@ -51,6 +52,7 @@ def export_family(args: argparse.Namespace) -> int:
     """``--family``: the family model stored with the campaign (``final.family.model``)."""
     from nimo.errors import ConfigError
     from nimo.families import FamilyModel
+    from nimo.store import open_store
 
     if args.version is not None:
         raise ConfigError("--family: a campaign has one family model", hint="drop --version")
