@@ -167,12 +167,12 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_130(
     assert capsys.readouterr().err == "nimo: interrupted\n"
 
 
-def test_the_campaign_package_gives_each_name_it_lists_and_nothing_else() -> None:
-    import nimo.campaign as campaign
-
-    assert sorted(campaign.__all__) == sorted(campaign._MODULE_OF)
-    for name, module in campaign._MODULE_OF.items():
-        own = importlib.import_module(f"nimo.campaign.{module}")
-        assert getattr(campaign, name) is getattr(own, name)
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        campaign.nothing  # noqa: B018
+@pytest.mark.parametrize("package", ["nimo.campaign", "nimo.store"])
+def test_a_lazy_package_gives_each_name_it_lists_and_nothing_else(package: str) -> None:
+    lazy = importlib.import_module(package)
+    assert sorted(set(lazy.__all__) - {"DEFAULT_URL", "open_store"}) == sorted(lazy._MODULE_OF)
+    for name, module in lazy._MODULE_OF.items():
+        own = importlib.import_module(module if "." in module else f"{package}.{module}")
+        assert getattr(lazy, name) is getattr(own, name)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        lazy.nothing  # noqa: B018
