@@ -15,8 +15,9 @@ predict``) does not import the planner and the store.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nimo.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from nimo.campaign.holdout import OutcomeLog, run_holdout, with_calibrated_model
@@ -33,24 +34,18 @@ if TYPE_CHECKING:
     from nimo.campaign.runners import ResumingRunner, RetryingRunner
 
 _MODULE_OF = {
-    **dict.fromkeys(("OutcomeLog", "run_holdout", "with_calibrated_model"), "holdout"),
+    **dict.fromkeys(("OutcomeLog", "run_holdout", "with_calibrated_model"),
+                    "nimo.campaign.holdout"),
     **dict.fromkeys(("build_planner", "design_to_dict", "execute", "new_campaign",
-                     "with_batch"), "lifecycle"),
-    **dict.fromkeys(("Campaign", "CampaignResult", "Observer", "current_model"), "loop"),
-    **dict.fromkeys(("External", "interval_coverage", "mape_pct"), "metrics"),
-    "StoreRecorder": "recorder",
-    **dict.fromkeys(("ResumingRunner", "RetryingRunner"), "runners"),
+                     "with_batch"), "nimo.campaign.lifecycle"),
+    **dict.fromkeys(("Campaign", "CampaignResult", "Observer", "current_model"),
+                    "nimo.campaign.loop"),
+    **dict.fromkeys(("External", "interval_coverage", "mape_pct"), "nimo.campaign.metrics"),
+    "StoreRecorder": "nimo.campaign.recorder",
+    **dict.fromkeys(("ResumingRunner", "RetryingRunner"), "nimo.campaign.runners"),
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nimo.campaign' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"nimo.campaign.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_attributes(__name__, _MODULE_OF)
 
 __all__ = [
     "Campaign",

@@ -9,9 +9,9 @@ database library.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nimo.lazy import lazy_attributes
 from nimo.store.default import DEFAULT_URL
 
 if TYPE_CHECKING:
@@ -32,13 +32,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nimo.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _MODULE_OF)
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:

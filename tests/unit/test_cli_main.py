@@ -40,18 +40,9 @@ def test_help_and_version_import_no_subcommand_and_no_heavy_library() -> None:
 
 def test_predict_loads_neither_the_planner_nor_the_store(tmp_path: Path) -> None:
     # a scheduler may call `nimo predict` per job: it reads a model file and nothing more
-    runs = tmp_path / "runs.csv"
-    runs.write_text("n,T\n" + "".join(f"{n},{5 + 100 / n + r}\n" for n in range(4, 36, 4)
-                                      for r in (0.0, 0.1, 0.2)))
-    family = tmp_path / "family.json"
-    assert main(["model", "fit", str(runs), "--family", "auto", "--attributes", "n",
-                 "-o", str(family)]) == 0
-    url = f"sqlite:///{tmp_path}/nimo.db"
-    assert main(["replay", str(runs), "--attributes", "n", "--external-test", "2", "--quiet",
-                 "--store", url, "--name", "c"]) in (0, 1)
-    cost = tmp_path / "cost.json"
-    assert main(["model", "export", "c", "--store", url, "-o", str(cost)]) == 0
-    for model in (family, cost):
+    from benchmarks.cli_startup import models
+
+    for model in models([sys.executable, "-m", "workbench"], tmp_path).values():
         code = ("import sys\nfrom workbench.cli import main\n"
                 f"assert main(['predict', {str(model)!r}, 'n=12']) == 0\n"
                 "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -172,7 +163,7 @@ def test_a_lazy_package_gives_each_name_it_lists_and_nothing_else(package: str) 
     lazy = importlib.import_module(package)
     assert sorted(set(lazy.__all__) - {"DEFAULT_URL", "open_store"}) == sorted(lazy._MODULE_OF)
     for name, module in lazy._MODULE_OF.items():
-        own = importlib.import_module(module if "." in module else f"{package}.{module}")
+        own = importlib.import_module(module)
         assert getattr(lazy, name) is getattr(own, name)
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
         lazy.nothing  # noqa: B018
