@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nimo.errors import ConfigError
-from nimo.planner.design import DesignSpec, parse_design
 from workbench.shipped import shipped_dir
 from workbench.yamlfile import read_yaml
 
@@ -35,6 +34,9 @@ COMPLETE: dict[str, tuple[str, ...]] = {
     "all_samples": ("predictors",),
 }
 MAX_DEPTH = 8
+
+if TYPE_CHECKING:  # parsing imports the strategies; listing the presets does not
+    from nimo.planner.design import DesignSpec
 
 
 def designs_dir() -> Path:
@@ -64,6 +66,8 @@ def design_path(ref: str, relative_to: Path | None = None) -> Path:
 
 def load_design(ref: str | None = None) -> DesignSpec:
     """A design from a file path or a preset name; None means the recommended preset."""
+    from nimo.planner.design import parse_design
+
     path = design_path(ref or RECOMMENDED)
     raw = design_mapping(path)
     spec = parse_design(raw, where=f"{path}: ")
@@ -74,6 +78,8 @@ def load_design(ref: str | None = None) -> DesignSpec:
 
 def design_mapping(path: Path, depth: int = 0) -> dict[str, Any]:
     """The design in ``path`` as one complete mapping, its ``extends:`` chain resolved."""
+    from nimo.planner.design import parse_design
+
     raw = _read(path)
     base_ref = raw.pop(EXTENDS, None)
     if base_ref is None:

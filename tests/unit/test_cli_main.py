@@ -54,6 +54,18 @@ def test_predict_loads_neither_the_planner_nor_the_store(tmp_path: Path) -> None
         assert proc.stdout.strip().splitlines()[-1].startswith("T = ")  # nothing loaded
 
 
+def test_datasets_lists_the_presets_without_loading_the_planner() -> None:
+    # listing the shipped files reads file names: no design is parsed, so no strategy loads
+    code = ("import sys\nfrom workbench.cli import main\n"
+            "assert main(['datasets']) == 0\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith("
+            "('nimo.planner', 'nimo.predictors', 'scipy')))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert "recommended" in proc.stdout and "memory_cliff" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1].startswith("example inventory: ")
+
+
 def test_help_lists_every_available_command_with_its_help() -> None:
     text = build_parser().format_help()
     for name, (_, help_text) in COMMANDS.items():
