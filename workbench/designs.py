@@ -23,6 +23,9 @@ from nimo.errors import ConfigError
 from workbench.shipped import shipped_dir
 from workbench.yamlfile import read_yaml
 
+if TYPE_CHECKING:  # the parser loads every strategy: imported where a design is parsed,
+    from nimo.planner.design import DesignSpec  # so listing the presets stays cheap
+
 RECOMMENDED = "recommended"
 EXTENDS = "extends"
 MERGED_KEYS = ("stop", "predictors")
@@ -34,9 +37,6 @@ COMPLETE: dict[str, tuple[str, ...]] = {
     "all_samples": ("predictors",),
 }
 MAX_DEPTH = 8
-
-if TYPE_CHECKING:  # parsing imports the strategies; listing the presets does not
-    from nimo.planner.design import DesignSpec
 
 
 def designs_dir() -> Path:
