@@ -4,11 +4,13 @@ as interrupted with no run counted as failed for it. Needs only 127.0.0.1 (no la
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,17 +46,35 @@ def hung_inventory(tmp_path: Path, silent_port: int) -> Path:
     return inventory
 
 
-def _interrupted(args: list[str], cwd: Path, after_s: float = 2.0) -> tuple[int, str, float]:
-    """Run ``nimo ARGS``, press Ctrl-C after ``after_s``; (exit code, stderr, seconds from
-    the Ctrl-C to the exit)."""
+def _interrupted(args: list[str], cwd: Path, after_s: float = 2.0,
+                 ready: Callable[[], bool] | None = None) -> tuple[int, str, float]:
+    """Run ``nimo ARGS``, press Ctrl-C ``after_s`` after ``ready()`` holds (at most 60 s
+    of waiting for it; None: after the start); (exit code, stderr, seconds from the Ctrl-C
+    to the exit)."""
     proc = subprocess.Popen([sys.executable, "-c", MAIN, *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while ready is not None and not ready() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
     time.sleep(after_s)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     pressed = time.monotonic()
     _, err = proc.communicate(timeout=60)
     return proc.returncode, err, time.monotonic() - pressed
+
+
+def _stored_campaigns(store: Path) -> int:
+    """How many campaigns the SQLite store holds (0 while it or its table does not exist;
+    a slow machine may still be starting the command after a fixed delay)."""
+    if not store.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(store, timeout=0.1)) as db:
+            return int(db.execute("select count(*) from nimo_campaigns").fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 def test_ctrl_c_while_the_doctor_waits_on_a_hung_host_exits_at_once(hung_inventory):
@@ -65,9 +85,10 @@ def test_ctrl_c_while_the_doctor_waits_on_a_hung_host_exits_at_once(hung_invento
 
 def test_ctrl_c_while_a_run_connects_to_a_hung_host(hung_inventory):
     store = hung_inventory.parent / "c.db"
-    code, err, took = _interrupted(
+    code, err, took = _interrupted(  # the campaign stored, its run connecting (10 s timeout)
         ["campaign", "run", str(hung_inventory), "--skip-doctor", "--name", "h",
-         "--store", f"sqlite:///{store}"], hung_inventory.parent, after_s=3.0)
+         "--store", f"sqlite:///{store}"], hung_inventory.parent, after_s=1.5,
+        ready=lambda: _stored_campaigns(store) > 0)
     assert code == 130 and took < 4, (took, err)  # not 3 attempts x 10 s
     assert "Traceback" not in err and "interrupted (Ctrl-C)" in err
     with sqlite3.connect(store) as db:
