@@ -26,16 +26,22 @@ def nimo(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
                           text=True, env=env, **kw)  # type: ignore[call-overload]
 
 
+def run_python(code: str) -> str:
+    """The standard output of ``python -c CODE`` in a fresh process on this tree (each
+    test below prints the modules its command loaded, which only a new process shows)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout
+
+
 def test_help_and_version_import_no_subcommand_and_no_heavy_library() -> None:
     code = ("import sys\nfrom workbench.cli import main\n"
             "for argv in (['--help'], ['--version']):\n"
             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             f"{HEAVY!r} or m.startswith('workbench.cli.'))))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
-    assert "usage: nimo" in proc.stdout and f"nimo {__version__}" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1] == f"nimo {__version__}"  # nothing loaded
+    out = run_python(code)
+    assert "usage: nimo" in out and f"nimo {__version__}" in out
+    assert out.strip().splitlines()[-1] == f"nimo {__version__}"  # nothing loaded
 
 
 def test_predict_loads_neither_the_planner_nor_the_store(tmp_path: Path) -> None:
@@ -48,10 +54,9 @@ def test_predict_loads_neither_the_planner_nor_the_store(tmp_path: Path) -> None
                 "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
                 "('sqlalchemy', 'sqlmodel', 'paramiko', 'sklearn') or m.startswith("
                 "('nimo.planner', 'nimo.store', 'nimo.campaign.loop')))))")
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
-        assert proc.stdout.startswith("T = ")
-        assert proc.stdout.strip().splitlines()[-1].startswith("T = ")  # nothing loaded
+        out = run_python(code)
+        assert out.startswith("T = ")
+        assert out.strip().splitlines()[-1].startswith("T = ")  # nothing loaded
 
 
 def test_datasets_lists_the_presets_without_loading_the_planner() -> None:
@@ -60,10 +65,9 @@ def test_datasets_lists_the_presets_without_loading_the_planner() -> None:
             "assert main(['datasets']) == 0\n"
             "print(' '.join(sorted(m for m in sys.modules if m.startswith("
             "('nimo.planner', 'nimo.predictors', 'scipy')))))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
-    assert "recommended" in proc.stdout and "memory_cliff" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1].startswith("example inventory: ")
+    out = run_python(code)
+    assert "recommended" in out and "memory_cliff" in out
+    assert out.strip().splitlines()[-1].startswith("example inventory: ")
 
 
 def test_help_lists_every_available_command_with_its_help() -> None:
