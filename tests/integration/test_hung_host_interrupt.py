@@ -53,10 +53,12 @@ def _interrupted(args: list[str], cwd: Path, after_s: float = 2.0,
     to the exit)."""
     proc = subprocess.Popen([sys.executable, "-c", MAIN, *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while ready is not None and not ready() and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
+    if ready is not None:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command was not ready after 60 s"
+            time.sleep(0.1)
     time.sleep(after_s)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
