@@ -18,20 +18,15 @@ not applied, and the planner still sees only its own model::
 
 from __future__ import annotations
 
-import contextlib
-import io
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.learning.blend_probe import on_learner
-from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
 from benchmarks.learning.metrics import reach_and_keep
-from benchmarks.learning.probe_cli import probe_main
-from benchmarks.learning.space import SpaceError, observing, whole_space
+from benchmarks.learning.probe_cli import observed_campaign, probe_main
+from benchmarks.learning.space import SpaceError
 from nimo.metrics import mape_pct
 
 PREDICTORS = ("delivered", "committee geomean", "committee median", "delivered x geomean")
@@ -71,19 +66,10 @@ class CommitteeScores(SpaceError):
 
 def probe(case_seed: tuple[Any, int]) -> dict[str, Any]:
     """One ``recommended`` campaign with the observer; its per-run MAPEs."""
-    from workbench.cli import main
-
     on_learner("_committee_probe", _grab)
     case, seed = case_seed
-    judge, external = sizes(case, None, None)
-    job = Job(case, "recommended", seed, judge, external)
-    with tempfile.TemporaryDirectory(prefix="nimo-committee-") as d:
-        train, judge_rows = split_case(job, Path(d))
-        X, T, repeats = whole_space(load_case(train, job), judge_rows, case.attributes)
-        scores = CommitteeScores(X, T, case.attributes, repeats)
-        with observing(scores), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
-            main(replay_argv(job, train, Path(d) / "run.json"))
+    scores, _ = observed_campaign(case, seed, CommitteeScores)
+    assert isinstance(scores, CommitteeScores)
     return {"case": case.name, "seed": seed, "rows": scores.rows}
 
 

@@ -1,18 +1,44 @@
 """The command line the probes share: ``run SUITE`` (campaigns with the probe, in two
-processes, written to ``--out`` and scored) and ``score FILE`` (a written run, scored)."""
+processes, written to ``--out`` and scored) and ``score FILE`` (a written run, scored); and
+``observed_campaign``, one ``recommended`` replay reported to a whole-space observer."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import tempfile
 from collections.abc import Callable, Sequence
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
+from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
+from benchmarks.learning.space import SpaceError, observing, whole_space
 from benchmarks.learning.suites import load_suite
 
 Record = dict[str, Any]
+
+
+def observed_campaign(case: Any, seed: int, observer_of: Callable[..., SpaceError],
+                      design: str = "recommended") -> tuple[SpaceError, Record]:
+    """One campaign of ``design`` on ``case`` through the CLI (its judge set left out, as
+    ``evaluate`` does), reported to ``observer_of(X, T, attributes, repeats)`` made over
+    the case's whole space; (the observer, the replay's JSON document)."""
+    from workbench.cli import main
+
+    judge, external = sizes(case, None, None)
+    job = Job(case, design, seed, judge, external)
+    with tempfile.TemporaryDirectory(prefix="nimo-probe-") as d:
+        train, judge_rows = split_case(job, Path(d))
+        X, T, repeats = whole_space(load_case(train, job), judge_rows, case.attributes)
+        observer = observer_of(X, T, case.attributes, repeats)
+        out = Path(d) / "run.json"
+        with observing(observer), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            main(replay_argv(job, train, out))
+        return observer, json.loads(out.read_text())
 
 
 def probe_main(prog: str, probe: Callable[[tuple[Any, ...]], Record],
