@@ -69,7 +69,6 @@ def probe(case_seed: tuple[Any, int]) -> dict[str, Any]:
     on_learner("_committee_probe", _grab)
     case, seed = case_seed
     scores, _ = observed_campaign(case, seed, CommitteeScores)
-    assert isinstance(scores, CommitteeScores)
     return {"case": case.name, "seed": seed, "rows": scores.rows}
 
 

@@ -78,7 +78,6 @@ def probe(case_seed: tuple[Any, int]) -> dict[str, Any]:
     time the campaign was given (the CLI's ``final.all_samples_s``)."""
     case, seed = case_seed
     scores, doc = observed_campaign(case, seed, HistoryScores)
-    assert isinstance(scores, HistoryScores)
     return {"case": case.name, "seed": seed,
             "all_samples_s": float(doc["final"]["all_samples_s"]), "rows": scores.rows}
 

@@ -12,17 +12,18 @@ import tempfile
 from collections.abc import Callable, Sequence
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmarks.learning.evaluate import Job, load_case, replay_argv, sizes, split_case
 from benchmarks.learning.space import SpaceError, observing, whole_space
 from benchmarks.learning.suites import load_suite
 
 Record = dict[str, Any]
+Observed = TypeVar("Observed", bound=SpaceError)
 
 
-def observed_campaign(case: Any, seed: int, observer_of: Callable[..., SpaceError],
-                      design: str = "recommended") -> tuple[SpaceError, Record]:
+def observed_campaign(case: Any, seed: int, observer_of: Callable[..., Observed],
+                      design: str = "recommended") -> tuple[Observed, Record]:
     """One campaign of ``design`` on ``case`` through the CLI (its judge set left out, as
     ``evaluate`` does), reported to ``observer_of(X, T, attributes, repeats)`` made over
     the case's whole space; (the observer, the replay's JSON document)."""

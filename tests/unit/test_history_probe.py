@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -68,3 +69,21 @@ def test_scores_average_each_run_s_model_with_the_previous_ones_over_rows_not_ru
     assert last2 == pytest.approx(0.0, abs=1e-9) and last3 == pytest.approx(0.0, abs=1e-9)
     scores.iteration(*_told(4.0, 9.0), None)
     assert scores.rows[2] == [9.0, None, None, None] and scores.history == []
+
+
+def test_a_probed_campaign_scores_its_runs_in_time_order_and_one_model_averages_to_itself(
+        tmp_path: Path) -> None:
+    from benchmarks.learning.history_probe import probe
+    from benchmarks.learning.suites import load_suite
+
+    case = load_suite("tuning-small", tmp_path, 1)[0]
+    record = probe((case, 1))
+    rows = record["rows"]
+    assert len(rows) >= 3 and record["all_samples_s"] > 0
+    spent = [r[0] for r in rows]
+    assert spent == sorted(spent) and spent[-1] <= record["all_samples_s"]
+    scored = [r for r in rows if r[1] is not None]
+    assert scored and all(r[2] is not None and r[3] is not None for r in scored)
+    # the first run's model has no predecessor: every window is the delivered model itself
+    first = scored[0]
+    assert first[1] == pytest.approx(first[2]) == pytest.approx(first[3])
