@@ -39,10 +39,9 @@ def geometric_window(predictions: Sequence[np.ndarray], k: int) -> np.ndarray:
     """The geometric mean of the last ``k`` prediction rows, skipping values that are not
     finite and positive (NaN where none is)."""
     rows = np.asarray(predictions[-k:], float)
-    logs = np.where(np.isfinite(rows) & (rows > 0), np.log(np.where(rows > 0, rows, 1.0)),
-                    np.nan)
-    count = np.isfinite(logs).sum(axis=0)
-    total = np.nansum(logs, axis=0)
+    ok = np.isfinite(rows) & (rows > 0)
+    count = ok.sum(axis=0)
+    total = np.log(np.where(ok, rows, 1.0)).sum(axis=0)  # a skipped value adds log 1 = 0
     return np.where(count > 0, np.exp(total / np.maximum(count, 1)), np.nan)
 
 
@@ -62,10 +61,9 @@ class HistoryScores(SpaceError):
         rest = ~self.ran
         if model is None:
             self.history.clear()
-            self.rows.append([spent] + [None] * len(WINDOWS))
-            return
-        self.history.append(np.asarray(model.predict_many(self.X), float))
-        if not rest.any():
+        else:
+            self.history.append(np.asarray(model.predict_many(self.X), float))
+        if model is None or not rest.any():
             self.rows.append([spent] + [None] * len(WINDOWS))
             return
         row: list[float | None] = [spent]
